@@ -1,0 +1,24 @@
+"""Torch Quickdev: quick-dev jobs, profiling and a language server for PyTorch training code.
+
+``quickdev.run`` is imported lazily so that importing this package (as the
+language server does) never imports torch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from quickdev.runner.api import run as run
+
+__all__ = ["__version__", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "run":
+        from quickdev.runner.api import run
+
+        return run
+    raise AttributeError(f"module 'quickdev' has no attribute {name!r}")

@@ -1,0 +1,5 @@
+import sys
+
+from quickdev.cli import main
+
+sys.exit(main())

@@ -1,0 +1,228 @@
+"""Command-line parsing only; each command's work lives in its own package.
+
+    quickdev run [options] SCRIPT [-- ARGS...]
+    quickdev run [options] -m MODULE [-- ARGS...]
+    quickdev serve
+    quickdev tensorboard --logdir DIR
+
+Exit status: 0 passed or stopped at a budget, 1 the user's code failed, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from quickdev import __version__
+from quickdev.runner.options import DEFAULT_BATCHES, DEFAULT_RUNS_DIR, ProfileOptions, RunOptions
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message is one line that names the fix."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse prints a usage block; we want one line that names the problem and the fix."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 0, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` as debugpy's own command line takes it; the host defaults to loopback."""
+    host, _, port_text = text.rpartition(":")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected [HOST:]PORT, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0-65535, got {port}")
+    return (host or "127.0.0.1", port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="quickdev", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"quickdev {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser(
+        "run",
+        help="run a training script for a few batches and write a structured result",
+        usage="quickdev run [options] SCRIPT [-- ARGS...] | quickdev run [options] -m MODULE",
+    )
+    run.add_argument("script", nargs="?", help="the training script, run as __main__")
+    run.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
+    limits = run.add_argument_group("limits")
+    limits.add_argument(
+        "--batches",
+        type=_positive_int,
+        default=DEFAULT_BATCHES,
+        help="batches per DataLoader pass (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-steps", type=_positive_int, help="stop after N training steps (status 'stopped')"
+    )
+    limits.add_argument(
+        "--timeout", type=_seconds, metavar="SECONDS", help="stop after this wall-clock time"
+    )
+    limits.add_argument("--device", choices=["auto", "cpu"], default="auto")
+    limits.add_argument(
+        "--no-limits",
+        action="store_true",
+        help="run the script in full (no batch limit); results and attach still work",
+    )
+    out = run.add_argument_group("output")
+    out.add_argument(
+        "--runs-dir",
+        type=Path,
+        default=DEFAULT_RUNS_DIR,
+        help="where run directories go (default %(default)s)",
+    )
+    out.add_argument("--name", help="a name for the run; part of its id")
+    out.add_argument(
+        "--json", action="store_true", help="print the result JSON as the last line of stdout"
+    )
+    out.add_argument(
+        "--sample-interval",
+        type=float,
+        default=0.5,
+        metavar="SECONDS",
+        help="CPU/GPU/memory sampling interval; 0 switches sampling off (default %(default)s)",
+    )
+    prof = run.add_argument_group("profiling")
+    prof.add_argument("--profile", action="store_true", help="record a torch.profiler trace")
+    prof.add_argument("--profile-wait", type=_non_negative_int, default=ProfileOptions.wait)
+    prof.add_argument("--profile-warmup", type=_non_negative_int, default=ProfileOptions.warmup)
+    prof.add_argument("--profile-active", type=_positive_int, default=ProfileOptions.active)
+    prof.add_argument("--profile-repeat", type=_non_negative_int, default=ProfileOptions.repeat)
+    prof.add_argument("--profile-memory", action="store_true", help="record tensor memory")
+    prof.add_argument("--no-record-shapes", action="store_true")
+    prof.add_argument("--no-with-stack", action="store_true")
+    prof.add_argument(
+        "--py-profile", action="store_true", help="also write cProfile stats to the run directory"
+    )
+    dbg = run.add_argument_group("debugging")
+    dbg.add_argument(
+        "--listen",
+        type=parse_address,
+        metavar="[HOST:]PORT",
+        help="start debugpy on this address (127.0.0.1 unless a host is given)",
+    )
+    dbg.add_argument(
+        "--wait-for-client", action="store_true", help="wait for the debugger before running"
+    )
+
+    commands.add_parser("serve", help="the language server over stdio")
+
+    tb = commands.add_parser("tensorboard", help="start or reuse TensorBoard for a logdir")
+    tb.add_argument("--logdir", type=Path, required=True)
+    tb.add_argument("--stop", action="store_true", help="stop the server for this logdir")
+    return parser
+
+
+def _split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Everything after the first ``--`` belongs to the user's script."""
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1 :]
+    return argv, []
+
+
+def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
+    if ns.script and ns.module:
+        raise UsageError("quickdev run: give a SCRIPT or -m MODULE, not both")
+    if not ns.script and not ns.module:
+        raise UsageError("quickdev run: missing SCRIPT (or -m MODULE) to run")
+    if ns.wait_for_client and not ns.listen:
+        raise UsageError("quickdev run: --wait-for-client needs --listen [HOST:]PORT")
+    profile = None
+    if ns.profile:
+        profile = ProfileOptions(
+            wait=ns.profile_wait,
+            warmup=ns.profile_warmup,
+            active=ns.profile_active,
+            repeat=ns.profile_repeat,
+            record_shapes=not ns.no_record_shapes,
+            with_stack=not ns.no_with_stack,
+            profile_memory=ns.profile_memory,
+            py_profile=ns.py_profile,
+        )
+    elif ns.py_profile:
+        profile = ProfileOptions(py_profile=True)
+    return RunOptions(
+        script=ns.script,
+        module=ns.module,
+        args=script_args,
+        batches=ns.batches,
+        max_steps=ns.max_steps,
+        timeout_s=ns.timeout,
+        device=ns.device,
+        runs_dir=ns.runs_dir,
+        name=ns.name,
+        profile=profile,
+        sample_interval_s=ns.sample_interval if ns.sample_interval > 0 else None,
+        listen=ns.listen,
+        wait_for_client=ns.wait_for_client,
+        print_json=ns.json,
+        no_limits=ns.no_limits,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        own, script_args = _split_script_args(args)
+        ns = build_parser().parse_args(own)
+        if ns.command == "run":
+            options = run_options(ns, script_args)
+            from quickdev.runner.job import run_from_cli
+
+            return run_from_cli(options)
+        if ns.command == "serve":
+            from quickdev.server.main import serve
+
+            serve()
+            return 0
+        if ns.command == "tensorboard":
+            from quickdev.tensorboard.cli import main as tensorboard_main
+
+            return tensorboard_main(ns.logdir, stop=ns.stop)
+    except UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_USAGE

@@ -1,0 +1,50 @@
+"""The options of one quick-dev job, shared by the command line and the in-process API.
+
+Kept free of torch imports: the command line parses these before torch loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Device = Literal["auto", "cpu"]
+
+DEFAULT_BATCHES = 2
+DEFAULT_RUNS_DIR = Path(".quickdev") / "runs"
+
+
+@dataclass
+class ProfileOptions:
+    """torch.profiler settings; the schedule defaults fit a 2-batch run."""
+
+    wait: int = 0
+    warmup: int = 1
+    active: int = 1
+    repeat: int = 1
+    record_shapes: bool = True
+    with_stack: bool = True
+    profile_memory: bool = False
+    py_profile: bool = False
+
+
+@dataclass
+class RunOptions:
+    """What to run and under which limits."""
+
+    script: str | None = None  # a path, or None when ``module`` is set
+    module: str | None = None
+    args: list[str] = field(default_factory=list)
+    batches: int = DEFAULT_BATCHES
+    max_steps: int | None = None
+    timeout_s: float | None = None
+    device: Device = "auto"
+    runs_dir: Path = DEFAULT_RUNS_DIR
+    name: str | None = None
+    profile: ProfileOptions | None = None
+    sample_interval_s: float | None = 0.5  # CPU/GPU/memory sampler; None switches it off
+    listen: tuple[str, int] | None = None  # debugpy address, started by the job itself
+    wait_for_client: bool = False
+    print_json: bool = False
+    no_limits: bool = False
