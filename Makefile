@@ -29,7 +29,17 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest
 
-test: lint typecheck pytest
+test: system-deps lint typecheck pytest
 
 clean:
 	rm -rf $(VENV) .quickdev .mypy_cache .ruff_cache .pytest_cache
+
+# Debian packages the browser, VS Code and attach tests need (root; skipped when present).
+SYSTEM_PACKAGES := chromium ripgrep libkrb5-dev gdb
+.PHONY: system-deps
+system-deps:
+	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi

@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--name", help="a name for the run; part of its id")
     out.add_argument(
+        "--run-id",
+        help="the exact run id (a caller that must know the run directory in advance sets it)",
+    )
+    out.add_argument(
         "--json", action="store_true", help="print the result JSON as the last line of stdout"
     )
     out.add_argument(
@@ -194,6 +198,7 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         device=ns.device,
         runs_dir=ns.runs_dir,
         name=ns.name,
+        run_id=ns.run_id,
         profile=profile,
         sample_interval_s=ns.sample_interval if ns.sample_interval > 0 else None,
         listen=ns.listen,

@@ -42,6 +42,7 @@ class RunOptions:
     device: Device = "auto"
     runs_dir: Path = DEFAULT_RUNS_DIR
     name: str | None = None
+    run_id: str | None = None  # chosen by the caller (the language server) or generated
     profile: ProfileOptions | None = None
     sample_interval_s: float | None = 0.5  # CPU/GPU/memory sampler; None switches it off
     listen: tuple[str, int] | None = None  # debugpy address, started by the job itself

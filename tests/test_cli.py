@@ -1,0 +1,33 @@
+"""The command line's usage errors: exit status 2 and one line on stderr naming the fix."""
+
+import subprocess
+import sys
+
+import pytest
+
+
+def quickdev(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "quickdev", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["run", "--bogus", "train.py"], "unrecognized arguments: --bogus"),
+        (["run"], "missing SCRIPT"),
+        (["run", "--batches", "0", "train.py"], "at least 1"),
+        (["run", "--batches", "two", "train.py"], "whole number"),
+        (["run", "--wait-for-client", "train.py"], "--wait-for-client needs --listen"),
+        (["run", "--listen", "host:port", "train.py"], "[HOST:]PORT"),
+        (["run", "-m", "pkg.train", "train.py"], "not both"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args: list[str], expected: str) -> None:
+    proc = quickdev(*args)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert expected in lines[0]
+    assert proc.stdout == ""
