@@ -1,23 +1,72 @@
 """Where a quick-dev job switches on profiling and resource sampling.
 
-Interface only, for now: the runner calls ``attach_to_job`` before the script runs
-and calls the returned finaliser with the result just before writing it.
+The runner calls ``attach_to_job`` for every job before the script runs and calls
+the returned finaliser with the result just before writing it. torch is imported
+only when a job asks for a torch profile; this module is never imported by the
+language server.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from quickdev.profiling.data_wait import DataWaitObserver
+from quickdev.profiling.py_profile import PythonProfile
+from quickdev.profiling.sampler import ResourceSampler
 from quickdev.runner.events import EventHub
 from quickdev.runner.options import RunOptions
-from quickdev.runner.result import JobResult
+from quickdev.runner.result import JobResult, ProfileSummary
+
+log = logging.getLogger(__name__)
 
 Finaliser = Callable[[JobResult], None]
 
 
 def attach_to_job(options: RunOptions, run_dir: Path, hub: EventHub) -> Finaliser:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    sampler: ResourceSampler | None = None
+    if options.sample_interval_s:
+        sampler = ResourceSampler(run_dir, options.sample_interval_s)
+        sampler.start()
+
+    if options.profile is None:
+
+        def finish_plain(result: JobResult) -> None:
+            if sampler is not None:
+                sampler.stop()
+
+        return finish_plain
+
+    from quickdev.profiling.torch_profile import TorchProfileObserver
+
+    data_wait = DataWaitObserver()
+    hub.add(data_wait)
+    torch_profile = TorchProfileObserver(options.profile, run_dir)
+    hub.add(torch_profile)
+    py_profile = PythonProfile(run_dir) if options.profile.py_profile else None
+    # Started here rather than on the job-start event, so whatever runs between
+    # now and the first training step is covered too.
+    torch_profile.start()
+    if py_profile is not None:
+        py_profile.start()
+
     def finish(result: JobResult) -> None:
-        pass
+        summary = ProfileSummary()
+        try:
+            torch_profile.stop()
+        except Exception:
+            log.exception("stopping the torch profiler failed")
+        if py_profile is not None:
+            summary.py_profile = py_profile.stop().name
+        if sampler is not None:
+            sampler.stop()
+        # Names relative to the run directory, so a moved run directory still reads.
+        summary.trace_files = [p.name for p in torch_profile.trace_files]
+        summary.top_ops = torch_profile.ops.top()
+        summary.data_wait_share = round(data_wait.share(), 4)
+        summary.advice = data_wait.advice()
+        result.profile = summary
 
     return finish

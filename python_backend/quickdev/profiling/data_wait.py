@@ -1,0 +1,56 @@
+"""How much of the training loop's time went to waiting for the next batch.
+
+Plain Python with no torch import: the runner measures each fetch and tells us.
+"""
+
+from __future__ import annotations
+
+import time
+
+from quickdev.runner.events import BaseObserver
+
+# Above this share of the loop's time spent waiting for data, the input pipeline
+# is the bottleneck worth fixing before anything else.
+HIGH_SHARE = 0.3
+
+
+class DataWaitObserver(BaseObserver):
+    def __init__(self) -> None:
+        self.wait_by_origin: dict[str, float] = {}
+        self._loop_start: float | None = None
+        self._last_event: float | None = None
+
+    def on_batch(self, origin: str, wait_s: float) -> None:
+        now = time.perf_counter()
+        if self._loop_start is None:
+            # The loop began when the first fetch began, not when it returned.
+            self._loop_start = now - wait_s
+        self._last_event = now
+        self.wait_by_origin[origin] = self.wait_by_origin.get(origin, 0.0) + wait_s
+
+    def on_train_step(self, step: int, step_time_s: float) -> None:
+        self._last_event = time.perf_counter()
+
+    @property
+    def total_wait_s(self) -> float:
+        return sum(self.wait_by_origin.values())
+
+    def share(self) -> float:
+        """Waiting time over the loop's wall time, from the first fetch to the last event."""
+        if self._loop_start is None or self._last_event is None:
+            return 0.0
+        span = self._last_event - self._loop_start
+        if span <= 0:
+            return 0.0
+        return min(1.0, self.total_wait_s / span)
+
+    def advice(self) -> str | None:
+        share = self.share()
+        if share < HIGH_SHARE or not self.wait_by_origin:
+            return None
+        worst = max(self.wait_by_origin, key=lambda k: self.wait_by_origin[k])
+        return (
+            f"{share:.0%} of the training loop waited for data from the DataLoader at {worst}: "
+            "make __getitem__/collate cheaper or cache the data, and use num_workers>0 with "
+            "pin_memory=True in the full run (quick-dev loads in the main process)."
+        )

@@ -1,0 +1,151 @@
+"""CPU, memory and (where CUDA is present) GPU figures, sampled while the job runs.
+
+Written as TensorBoard scalars into the run directory, so the run's Scalars tab
+shows utilisation beside the profiler's trace. psutil is used when the job's
+interpreter has it; otherwise the process's own counters are read directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SCALARS_SUFFIX = ".quickdev"  # TensorBoard reads every events file; ours are easy to spot
+
+
+def _rss_mb_from_proc() -> float | None:
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class _CpuClock:
+    """Process CPU time over wall time since the last reading, in percent of one core."""
+
+    def __init__(self) -> None:
+        self._cpu = self._cpu_now()
+        self._wall = time.perf_counter()
+
+    @staticmethod
+    def _cpu_now() -> float:
+        t = os.times()
+        return t.user + t.system
+
+    def percent(self) -> float:
+        cpu, wall = self._cpu_now(), time.perf_counter()
+        used, elapsed = cpu - self._cpu, wall - self._wall
+        self._cpu, self._wall = cpu, wall
+        return 100.0 * used / elapsed if elapsed > 0 else 0.0
+
+
+def _reader() -> Callable[[], dict[str, float]]:
+    """The function that takes one sample; chosen once, by what is installed."""
+    try:
+        import psutil
+    except ImportError:
+        clock = _CpuClock()
+
+        def plain() -> dict[str, float]:
+            values = {"system/cpu_percent": clock.percent()}
+            rss = _rss_mb_from_proc()
+            if rss is not None:
+                values["system/rss_mb"] = rss
+            return values
+
+        return plain
+
+    proc = psutil.Process()
+    proc.cpu_percent(None)  # the first call only sets the baseline
+
+    def with_psutil() -> dict[str, float]:
+        return {
+            "system/cpu_percent": float(proc.cpu_percent(None)),
+            "system/rss_mb": proc.memory_info().rss / 2**20,
+            "system/memory_percent": float(psutil.virtual_memory().percent),
+        }
+
+    return with_psutil
+
+
+def _gpu_reader() -> Callable[[], dict[str, float]] | None:
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+
+    def gpu() -> dict[str, float]:
+        values = {
+            "gpu/memory_allocated_mb": torch.cuda.memory_allocated() / 2**20,
+            "gpu/memory_reserved_mb": torch.cuda.memory_reserved() / 2**20,
+        }
+        # Utilisation needs NVML (pynvml), which not every install has.
+        with contextlib.suppress(Exception):
+            values["gpu/utilization_percent"] = float(torch.cuda.utilization())
+        return values
+
+    return gpu
+
+
+class ResourceSampler:
+    """A daemon thread: samples every ``interval_s`` until stopped, then flushes."""
+
+    def __init__(self, run_dir: Path, interval_s: float) -> None:
+        self.run_dir = run_dir
+        self.interval_s = interval_s
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="quickdev-sampler", daemon=True)
+        self._writer: Any = None
+
+    def start(self) -> None:
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            log.warning(
+                "resource sampling is off: the job's interpreter lacks tensorboard "
+                "(pip install tensorboard==2.21.0)"
+            )
+            return
+        self._writer = SummaryWriter(log_dir=str(self.run_dir), filename_suffix=SCALARS_SUFFIX)
+        self._thread.start()
+
+    def _run(self) -> None:
+        readers = [_reader()]
+        gpu = _gpu_reader()
+        if gpu is not None:
+            readers.append(gpu)
+        # Sample at once, then on every tick, and once more at the end, so even a
+        # job shorter than one interval leaves figures to look at.
+        while True:
+            self._sample(readers)
+            if self._stop.wait(self.interval_s):
+                break
+        self._sample(readers)
+
+    def _sample(self, readers: list[Callable[[], dict[str, float]]]) -> None:
+        try:
+            now = time.time()
+            for read in readers:
+                for tag, value in read().items():
+                    self._writer.add_scalar(tag, value, self.samples, walltime=now)
+            self.samples += 1
+        except Exception:
+            log.exception("resource sample failed")
+
+    def stop(self) -> None:
+        if self._writer is None:
+            return
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._writer.close()
+        self._writer = None
