@@ -2,6 +2,7 @@
 
     quickdev run [options] SCRIPT [-- ARGS...]
     quickdev run [options] -m MODULE [-- ARGS...]
+    quickdev attach --run RUN_DIR | --pid PID
     quickdev serve
     quickdev tensorboard --logdir DIR
 
@@ -151,6 +152,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--wait-for-client", action="store_true", help="wait for the debugger before running"
     )
 
+    attach = commands.add_parser(
+        "attach",
+        help="let a debugger attach to a running job or Python process; prints its address",
+        usage="quickdev attach --run RUN_DIR | quickdev attach --pid PID",
+    )
+    target = attach.add_mutually_exclusive_group(required=True)
+    target.add_argument("--run", type=Path, metavar="RUN_DIR", help="a running quick-dev job")
+    target.add_argument("--pid", type=_positive_int, help="any running Python process (gdb)")
+    attach.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS")
+
     commands.add_parser("serve", help="the language server over stdio")
 
     tb = commands.add_parser("tensorboard", help="start or reuse TensorBoard for a logdir")
@@ -218,6 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from quickdev.runner.job import run_from_cli
 
             return run_from_cli(options)
+        if ns.command == "attach":
+            from quickdev.runner.attach import main as attach_main
+
+            return attach_main(run_dir=ns.run, pid=ns.pid, timeout_s=ns.timeout)
         if ns.command == "serve":
             from quickdev.server.main import serve
 

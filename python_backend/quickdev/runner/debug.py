@@ -1,14 +1,72 @@
-"""Debugger support inside the job process. Interface only, for now.
+"""Debugger support inside the job process.
 
 ``start_debugger`` is called by the job after torch and the other heavy modules
-are imported (debugpy's tracing makes imports slow) and before the script runs.
-It records where it listens in ``RUN_DIR/debugpy.json`` (see run_files.py).
+are imported (debugpy traces every line while it is on, which makes imports slow)
+and before the script runs. It records where it listens in ``RUN_DIR/debugpy.json``
+(see run_files.py), so a client that asked for port 0 learns the real port.
+
+debugpy can listen only once per process; asking again (a second attach request)
+returns the address it already listens on, and clients may attach, detach and
+attach again to that one address.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import threading
 from pathlib import Path
+from typing import Any
+
+from quickdev.runner.run_files import DEBUGPY_FILE
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_listening: tuple[str, int] | None = None
 
 
-def start_debugger(listen: tuple[str, int], wait_for_client: bool, run_dir: Path) -> None:
-    raise NotImplementedError("debugpy support is not written yet")
+def listening_address() -> tuple[str, int] | None:
+    """Where this process's debugpy listens, or None when it was never started."""
+    return _listening
+
+
+def start_debugger(
+    listen: tuple[str, int], wait_for_client: bool, run_dir: Path
+) -> tuple[str, int]:
+    """Listen for a debugger on ``listen`` (port 0: a free port) and record the address.
+
+    Returns the (host, port) debugpy really listens on. With ``wait_for_client`` it
+    returns only once a client has attached and finished its configuration, so
+    breakpoints set by that client are already in place.
+    """
+    global _listening
+    # pydevd warns on every start that frozen stdlib modules may hide breakpoints; they
+    # are stdlib modules nobody steps through here, and the warning reads like a failure.
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    import debugpy
+
+    with _lock:
+        if _listening is None:
+            # Subprocesses of a quick-dev job are not the user's training code (a data
+            # prep tool, git); debugging them would only slow them down.
+            debugpy.configure(subProcess=False)
+            endpoint: Any = debugpy.listen(listen)
+            _listening = (str(endpoint[0]), int(endpoint[1]))
+            log.info("debugpy listens on %s:%d", *_listening)
+        address = _listening
+    write_debugpy_file(run_dir, address)
+    if wait_for_client:
+        debugpy.wait_for_client()
+    return address
+
+
+def write_debugpy_file(run_dir: Path, address: tuple[str, int]) -> Path:
+    """``{"host", "port", "pid"}``, replaced atomically so a poller never reads half a file."""
+    path = run_dir / DEBUGPY_FILE
+    tmp = path.with_name(f".{DEBUGPY_FILE}.{os.getpid()}.tmp")
+    data = {"host": address[0], "port": address[1], "pid": os.getpid()}
+    tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path

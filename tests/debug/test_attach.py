@@ -1,0 +1,138 @@
+"""Attaching to processes that are already running, with the real debugpy over DAP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import line_of, quickdev_env
+from dap import DapClient, wait_for_json_file
+
+LOOP = textwrap.dedent(
+    """
+    import sys
+    import time
+    {setup}
+    step = 0
+    while True:
+        step += 1
+        loss_value = 1.0 / step  # BREAK
+        time.sleep(0.01)
+    """
+)
+
+SIGNAL_SETUP = textwrap.dedent(
+    """
+    from pathlib import Path
+    from quickdev.runner.attach import install_attach_handler
+    install_attach_handler(Path(sys.argv[1]))
+    """
+)
+
+
+def quickdev_attach(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "quickdev", "attach", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env or quickdev_env(),
+    )
+
+
+def read_step_at_breakpoint(address: dict[str, object], script: Path, line: int) -> int:
+    """Attach, stop at the loop's breakpoint, read ``step``, then detach and let it run."""
+    with DapClient.connect(str(address["host"]), int(str(address["port"]))) as dap:
+        dap.initialize()
+        dap.attach(just_my_code=False)
+        dap.set_breakpoints(script, [line])
+        dap.configuration_done()
+        stopped = dap.wait_for_stopped()
+        frame = dap.stack_trace(stopped["threadId"])[0]
+        assert frame["line"] == line
+        step = int(dap.locals(frame["id"])["step"]["value"])
+        dap.set_breakpoints(script, [])
+        dap.continue_(stopped["threadId"])
+        dap.disconnect()
+    return step
+
+
+def test_running_job_accepts_debugger_twice_on_signal(tmp_path: Path, processes: list) -> None:
+    script = tmp_path / "loop.py"
+    script.write_text(LOOP.format(setup=SIGNAL_SETUP), encoding="utf-8")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    proc = subprocess.Popen([sys.executable, str(script), str(run_dir)], env=quickdev_env())
+    processes.append(proc)
+    assert wait_for_json_file(run_dir / "attach.json")["pid"] == proc.pid
+    assert not (run_dir / "debugpy.json").exists()  # nothing listens until asked
+
+    steps = []
+    for _ in range(2):
+        answer = quickdev_attach("--run", str(run_dir))
+        assert answer.returncode == 0, answer.stderr
+        address = json.loads(answer.stdout.strip().splitlines()[-1])
+        assert address["host"] == "127.0.0.1"
+        assert address["pid"] == proc.pid
+        assert json.loads((run_dir / "debugpy.json").read_text()) == address
+        steps.append(read_step_at_breakpoint(address, script, line_of(script, "# BREAK")))
+        assert proc.poll() is None, "the job must keep running after the debugger detaches"
+    assert steps[1] > steps[0] >= 1
+
+
+def test_attach_by_pid_to_a_plain_python_process(tmp_path: Path, processes: list) -> None:
+    script = tmp_path / "plain.py"
+    script.write_text(LOOP.format(setup=""), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script)], env=quickdev_env())
+    processes.append(proc)
+
+    answer = quickdev_attach("--pid", str(proc.pid))
+    # Works, or names exactly what is missing (gdb, ptrace permission) and how to fix it.
+    assert answer.returncode == 0, f"attach by PID failed: {answer.stderr.strip()}"
+    address = json.loads(answer.stdout.strip().splitlines()[-1])
+    assert address["pid"] == proc.pid
+    assert read_step_at_breakpoint(address, script, line_of(script, "# BREAK")) >= 1
+    assert proc.poll() is None
+
+
+def test_attach_by_pid_without_gdb_names_the_fix(tmp_path: Path, processes: list) -> None:
+    script = tmp_path / "plain.py"
+    script.write_text(LOOP.format(setup=""), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script)], env=quickdev_env())
+    processes.append(proc)
+    # A PATH with no gdb on it: the real lookup fails, as on a machine without gdb.
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    answer = quickdev_attach("--pid", str(proc.pid), env={**quickdev_env(), "PATH": str(empty)})
+    assert answer.returncode == 1
+    lines = answer.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "gdb is not installed" in lines[0]
+    assert "apt-get install gdb" in lines[0]
+
+
+def test_attach_errors_are_one_line(tmp_path: Path) -> None:
+    no_job = tmp_path / "not-a-run"
+    no_job.mkdir()
+    answer = quickdev_attach("--run", str(no_job))
+    assert answer.returncode == 1
+    assert "has no attach.json" in answer.stderr and len(answer.stderr.strip().splitlines()) == 1
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    answer = quickdev_attach("--pid", gone.stdout.strip())
+    assert answer.returncode == 1
+    assert f"no process with PID {gone.stdout.strip()}" in answer.stderr
+
+    answer = quickdev_attach("--pid", str(os.getpid()), "--run", str(no_job))
+    assert answer.returncode == 2  # usage: one target only
