@@ -1,0 +1,192 @@
+"""Facts about one top-level statement, found without looking at the rest of the file.
+
+A file's analysis is the combination of its statements' facts (see ``resolve.py``), which
+is what lets an edited file be re-analysed by re-parsing only the statements it touched.
+Lines here are relative to the statement's first line (decorators included).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from quickdev.analysis.knobs import knob_from_call
+from quickdev.analysis.model import Knob
+
+TRAINER_METHODS = frozenset({"fit", "validate", "test"})
+
+_Rel = Callable[[int], int]  # turns a parsed line number into one relative to the statement
+
+
+@dataclass(frozen=True)
+class FunctionFact:
+    name: str
+    line: int
+    body_line: int
+
+
+@dataclass(frozen=True)
+class ClassFact:
+    name: str
+    bases: tuple[str, ...]  # last component of each base as written: "LightningModule"
+    methods: tuple[FunctionFact, ...]
+
+
+@dataclass(frozen=True)
+class FitCall:
+    line: int
+    receiver: str | None  # the variable ``.fit`` is called on; None for ``Trainer(...).fit``
+    top_level: bool  # outside any function: the script does its work right there
+
+
+@dataclass(frozen=True)
+class StatementFacts:
+    classes: tuple[ClassFact, ...] = ()
+    functions: tuple[FunctionFact, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()  # (local name, imported name)
+    main_guard: int | None = None
+    main_call: int | None = None
+    top_level_loop: int | None = None
+    trainer_names: tuple[str, ...] = ()
+    fit_calls: tuple[FitCall, ...] = ()
+    knobs: tuple[Knob, ...] = ()
+
+
+def first_line(stmt: ast.stmt) -> int:
+    """1-based first line of a statement, counting its decorators."""
+    decorators: list[ast.expr] = getattr(stmt, "decorator_list", None) or []
+    return min([stmt.lineno, *(d.lineno for d in decorators)])
+
+
+def statement_facts(stmt: ast.stmt) -> StatementFacts:
+    base = first_line(stmt)
+
+    def rel(lineno: int) -> int:
+        return lineno - base
+
+    classes: list[ClassFact] = []
+    functions: list[FunctionFact] = []
+    aliases: list[tuple[str, str]] = []
+    trainer_names: list[str] = []
+    fit_calls: list[FitCall] = []
+    knobs: list[Knob] = []
+
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        functions.append(_function_fact(stmt, rel))
+    top_level_nodes = _outside_functions(stmt)
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.ClassDef):
+            classes.append(_class_fact(node, rel))
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            aliases.extend((a.asname, a.name.rsplit(".", 1)[-1]) for a in node.names if a.asname)
+        elif isinstance(node, ast.Assign) and _is_trainer_call(node.value):
+            trainer_names.extend(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Call):
+            fit = _fit_call(node, rel, id(node) in top_level_nodes)
+            if fit is not None:
+                fit_calls.append(fit)
+            knob = knob_from_call(node)
+            if knob is not None:
+                knobs.append(_relative_knob(knob, rel))
+
+    return StatementFacts(
+        classes=tuple(classes),
+        functions=tuple(functions),
+        aliases=tuple(aliases),
+        main_guard=rel(stmt.lineno) if _is_main_guard(stmt) else None,
+        main_call=rel(stmt.lineno) if _is_bare_main_call(stmt) else None,
+        top_level_loop=rel(stmt.lineno) if isinstance(stmt, ast.For | ast.While) else None,
+        trainer_names=tuple(trainer_names),
+        fit_calls=tuple(fit_calls),
+        knobs=tuple(knobs),
+    )
+
+
+def _function_fact(node: ast.FunctionDef | ast.AsyncFunctionDef, rel: _Rel) -> FunctionFact:
+    body = node.body
+    first = body[0]
+    if len(body) > 1 and _is_docstring(first):
+        first = body[1]
+    return FunctionFact(node.name, rel(node.lineno), rel(first.lineno))
+
+
+def _class_fact(node: ast.ClassDef, rel: _Rel) -> ClassFact:
+    methods = tuple(
+        _function_fact(item, rel)
+        for item in node.body
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+    )
+    bases = tuple(name for b in node.bases if (name := _last_name(b)) is not None)
+    return ClassFact(node.name, bases, methods)
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+def _last_name(expr: ast.expr) -> str | None:
+    """``pl.LightningModule`` → ``LightningModule``; ``Generic[T]`` → ``Generic``."""
+    if isinstance(expr, ast.Subscript):
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return None
+
+
+def _is_trainer_call(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Call) and _last_name(expr.func) == "Trainer"
+
+
+def _fit_call(node: ast.Call, rel: _Rel, top_level: bool) -> FitCall | None:
+    func = node.func
+    if not isinstance(func, ast.Attribute) or func.attr not in TRAINER_METHODS:
+        return None
+    if _is_trainer_call(func.value):
+        return FitCall(rel(node.lineno), None, top_level)
+    if isinstance(func.value, ast.Name):
+        return FitCall(rel(node.lineno), func.value.id, top_level)
+    return None
+
+
+def _is_main_guard(stmt: ast.stmt) -> bool:
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
+        return False
+    test = stmt.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    has_name = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+    has_main = any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
+    return has_name and has_main
+
+
+def _is_bare_main_call(stmt: ast.stmt) -> bool:
+    """A top-level ``main()`` (or ``cli_main()``, ``run()``): the script runs it on import."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return False
+    name = _last_name(stmt.value.func)
+    return name is not None and (name == "main" or name.endswith("_main") or name == "run")
+
+
+def _outside_functions(stmt: ast.stmt) -> set[int]:
+    """ids of the nodes that run when the module runs, not when a function is called."""
+    found: set[int] = set()
+    pending: list[ast.AST] = [stmt]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        found.add(id(node))
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _relative_knob(knob: Knob, rel: _Rel) -> Knob:
+    return Knob(knob.kind, knob.flag, rel(knob.line), knob.is_switch, knob.default)

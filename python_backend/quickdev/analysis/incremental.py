@@ -1,0 +1,165 @@
+"""Re-analyse an edited document by re-parsing only the statements the edit touched.
+
+A full ``ast.parse`` of 5,000 lines takes about 130 ms; a code lens request right after an
+edit must answer in 20 ms. The document is kept as a list of top-level statements
+("chunks"), each with its facts. After an edit, the chunks around the changed lines are
+re-parsed on their own, which gives the same tree as a full parse because every chunk starts
+at column 0 after complete statements. When that region does not parse, the last good facts
+are kept (shifted past the edit) and the region stays as one "broken" chunk until a later
+edit makes it parse.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, replace
+
+from quickdev.analysis.facts import StatementFacts, first_line, statement_facts
+from quickdev.analysis.model import Analysis
+from quickdev.analysis.resolve import resolve
+from quickdev.analysis.source import split_lines
+
+# A region starting with these may belong to the statement before it: parse the whole file.
+_CONTINUATIONS = ("else", "elif", "except", "finally", "case")
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """A top-level statement, or a broken region (``facts`` None) holding its last good chunks."""
+
+    start: int  # 0-based first line, decorators included
+    end: int  # 0-based, exclusive
+    facts: StatementFacts | None
+    stale: tuple[_Chunk, ...] = ()
+
+    def shifted(self, delta: int) -> _Chunk:
+        stale = tuple(c.shifted(delta) for c in self.stale)
+        return replace(self, start=self.start + delta, end=self.end + delta, stale=stale)
+
+    def good_chunks(self) -> tuple[_Chunk, ...]:
+        return (self,) if self.facts is not None else self.stale
+
+
+class IncrementalAnalyzer:
+    """The analysis of one document across its versions."""
+
+    def __init__(self) -> None:
+        self._lines: list[str] | None = None
+        self._chunks: list[_Chunk] = []
+        self._error: str | None = None
+        self._analysis = Analysis()
+
+    def update(self, text: str) -> Analysis:
+        new = split_lines(text)
+        old = self._lines
+        self._lines = new
+        if old is None:
+            self._reparse_all(new, text)
+            return self._analysis
+        if new == old:
+            return self._analysis
+        p, q = _changed_range(old, new)
+        delta = len(new) - len(old)
+        start, end = self._region(p, q, len(old))
+        before = [c for c in self._chunks if c.end <= start]
+        replaced = [c for c in self._chunks if c.start < end and c.end > start]
+        after = [c.shifted(delta) for c in self._chunks if c.start >= end]
+        region = new[start : end + delta]
+        try:
+            middle = _parse_chunks("".join(region), start)
+        except (SyntaxError, ValueError) as exc:
+            if _may_join_neighbours(region):
+                self._reparse_all(new, text)
+                if self._error is None:
+                    return self._analysis
+            # Keep the last good facts of the region; those after the edit move with it.
+            stale = tuple(
+                g.shifted(delta) if g.start >= q else g for c in replaced for g in c.good_chunks()
+            )
+            middle = [_Chunk(start, end + delta, None, stale)]
+            self._error = _describe(exc, start)
+        self._chunks = before + middle + after
+        if all(c.facts is not None for c in self._chunks):
+            self._error = None
+        self._analysis = self._combine()
+        return self._analysis
+
+    def _region(self, p: int, q: int, n_old: int) -> tuple[int, int]:
+        """Old line range to re-parse: whole chunks around [p, q), and the chunk just before.
+
+        The chunk before is included because an indented line typed after it may belong to
+        it (a new method at the end of a class).
+        """
+        start = 0
+        for c in self._chunks:
+            if c.start < p:
+                start = c.start
+            else:
+                break
+        end = n_old
+        for c in self._chunks:
+            if c.end > q:
+                end = c.end if c.start <= q else c.start
+                break
+        return start, max(end, q)
+
+    def _reparse_all(self, lines: list[str], text: str) -> None:
+        try:
+            self._chunks = _parse_chunks(text, 0)
+            self._error = None
+        except (SyntaxError, ValueError) as exc:
+            stale = tuple(g for c in self._chunks for g in c.good_chunks())
+            self._chunks = [_Chunk(0, len(lines), None, stale)]
+            self._error = _describe(exc, 0)
+        self._analysis = self._combine()
+
+    def _combine(self) -> Analysis:
+        good = [g for c in self._chunks for g in c.good_chunks()]
+        analysis = resolve((g.start, g.facts) for g in good if g.facts is not None)
+        if self._error is None:
+            return analysis
+        return replace(analysis, parsed=False, syntax_error=self._error)
+
+
+def _parse_chunks(text: str, offset: int) -> list[_Chunk]:
+    tree = ast.parse(text)
+    return [
+        _Chunk(
+            offset + first_line(stmt) - 1,
+            offset + (stmt.end_lineno or stmt.lineno),
+            statement_facts(stmt),
+        )
+        for stmt in tree.body
+    ]
+
+
+def _changed_range(old: list[str], new: list[str]) -> tuple[int, int]:
+    """[p, q): the lines of ``old`` that differ from ``new`` (common prefix/suffix removed)."""
+    limit = min(len(old), len(new))
+    p = 0
+    while p < limit and old[p] == new[p]:
+        p += 1
+    s = 0
+    while s < limit - p and old[-1 - s] == new[-1 - s]:
+        s += 1
+    return p, len(old) - s
+
+
+def _may_join_neighbours(region: list[str]) -> bool:
+    """Could the region fail alone yet parse as part of the whole file?"""
+    code = [line for line in region if line.strip() and not line.lstrip().startswith("#")]
+    if not code:
+        return False
+    first, last = code[0], code[-1].rstrip()
+    return (
+        first[:1] in (" ", "\t")
+        or first.split(maxsplit=1)[0].rstrip(":") in _CONTINUATIONS
+        or last.lstrip().startswith("@")
+        or last.endswith("\\")
+    )
+
+
+def _describe(exc: SyntaxError | ValueError, offset: int) -> str:
+    if isinstance(exc, SyntaxError) and exc.lineno is not None:
+        return f"line {exc.lineno + offset}: {exc.msg}"
+    return str(exc)

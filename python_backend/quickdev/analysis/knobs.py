@@ -1,0 +1,104 @@
+"""argparse options that shorten a run, and the small values a quick-dev run passes them."""
+
+from __future__ import annotations
+
+import ast
+
+from quickdev.analysis.model import Knob, KnobKind
+
+# Option names (dashes as underscores, lower case) by what they control.
+KNOB_NAMES: dict[str, KnobKind] = {
+    **dict.fromkeys(
+        ["epochs", "epoch", "max_epochs", "num_epochs", "n_epochs", "nepochs", "train_epochs"],
+        "epochs",
+    ),
+    **dict.fromkeys(
+        [
+            "steps",
+            "max_steps",
+            "num_steps",
+            "n_steps",
+            "train_steps",
+            "total_steps",
+            "iters",
+            "max_iters",
+            "num_iters",
+            "iterations",
+            "max_iterations",
+        ],
+        "steps",
+    ),
+    **dict.fromkeys(["num_workers", "workers", "n_workers", "dataloader_workers"], "workers"),
+    **dict.fromkeys(
+        ["batch_size", "bs", "train_batch_size", "per_device_train_batch_size"], "batch_size"
+    ),
+    **dict.fromkeys(["dry_run", "smoke_test", "quick_test"], "dry_run"),
+}
+
+SMALL_BATCH_SIZE = 8
+
+
+def knob_from_call(call: ast.Call) -> Knob | None:
+    """``parser.add_argument("--epochs", type=int, default=10)`` → an ``epochs`` knob."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "add_argument":
+        return None
+    flags = [
+        a.value
+        for a in call.args
+        if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-")
+    ]
+    long_flags = [f for f in flags if f.startswith("--")] or flags
+    for flag in long_flags:
+        kind = KNOB_NAMES.get(flag.lstrip("-").replace("-", "_").lower())
+        if kind is None:
+            continue
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        action = keywords.get("action")
+        is_switch = isinstance(action, ast.Constant) and action.value == "store_true"
+        default = keywords.get("default")
+        default_int = (
+            default.value
+            if isinstance(default, ast.Constant)
+            and isinstance(default.value, int)
+            and not isinstance(default.value, bool)
+            else None
+        )
+        return Knob(kind, flag, call.lineno, is_switch, default_int)
+    return None
+
+
+def suggested_args(knobs: tuple[Knob, ...], batches: int) -> list[str]:
+    """Arguments that make the script do as little as a quick-dev run needs.
+
+    Only options whose meaning is clear get a value; batch size only shrinks when the
+    declared default is larger (a smaller batch changes shapes, never the pipeline).
+    """
+    args: list[str] = []
+    seen: set[KnobKind] = set()
+    for knob in knobs:
+        if knob.kind in seen:
+            continue
+        value = _small_value(knob, batches)
+        if value is None:
+            continue
+        seen.add(knob.kind)
+        args.extend([knob.flag] if value == "" else [knob.flag, value])
+    return args
+
+
+def _small_value(knob: Knob, batches: int) -> str | None:
+    """The value to pass; "" for a switch passed alone; None to leave the option alone."""
+    if knob.kind == "dry_run":
+        return "" if knob.is_switch else None
+    if knob.is_switch:
+        return None
+    if knob.kind == "epochs":
+        return "1"
+    if knob.kind == "steps":
+        return str(batches)
+    if knob.kind == "workers":
+        return "0"
+    if knob.default is not None and knob.default > SMALL_BATCH_SIZE:
+        return str(SMALL_BATCH_SIZE)
+    return None

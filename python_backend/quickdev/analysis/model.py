@@ -1,0 +1,65 @@
+"""What static analysis finds in one Python source, in 0-based line numbers (as LSP counts)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+EntryKind = Literal["main_guard", "trainer_fit", "main_call", "top_level_loop"]
+StepKind = Literal["lightning_step", "loop_step", "forward", "getitem"]
+KnobKind = Literal["epochs", "steps", "workers", "batch_size", "dry_run"]
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """Where a script starts doing work when run as ``__main__``."""
+
+    kind: EntryKind
+    line: int
+
+
+@dataclass(frozen=True)
+class Step:
+    """A function worth stopping in: a training/validation step, ``forward``, ``__getitem__``."""
+
+    kind: StepKind
+    qualname: str  # "LitModel.training_step" or "train_step"
+    line: int  # the ``def`` line, where the lens goes
+    body_line: int  # the first statement after the docstring, where a breakpoint stops each call
+
+
+@dataclass(frozen=True)
+class Knob:
+    """An argparse option that makes a run shorter when given a small value."""
+
+    kind: KnobKind
+    flag: str  # the option as the script declares it, e.g. "--num-epochs"
+    line: int
+    is_switch: bool  # store_true: passing the flag alone turns it on
+    default: int | None  # the declared default when it is a whole number
+
+
+@dataclass(frozen=True)
+class Analysis:
+    entry_points: tuple[EntryPoint, ...] = ()
+    steps: tuple[Step, ...] = ()
+    knobs: tuple[Knob, ...] = ()
+    uses_lightning_trainer: bool = False
+    # False when the newest text did not parse; the rest is then the last good result.
+    parsed: bool = True
+    syntax_error: str | None = field(default=None, compare=False)
+
+    @property
+    def main_entry(self) -> EntryPoint | None:
+        """The one place a file's run/debug/profile lenses go: the main guard if there is one."""
+        guards = [e for e in self.entry_points if e.kind == "main_guard"]
+        candidates = guards or list(self.entry_points)
+        return min(candidates, key=lambda e: e.line) if candidates else None
+
+    @property
+    def script_kind(self) -> str | None:
+        """How the workspace scan labels the file: ``lightning`` or the main entry's kind."""
+        entry = self.main_entry
+        if entry is None:
+            return None
+        return "lightning" if self.uses_lightning_trainer else entry.kind

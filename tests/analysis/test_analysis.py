@@ -1,0 +1,156 @@
+"""Static analysis on realistic training scripts: what a user sees as lenses and knobs."""
+
+from pathlib import Path
+
+import pytest
+from quickdev.analysis import analyze_file, analyze_text
+from quickdev.analysis.knobs import suggested_args
+
+SAMPLES = Path(__file__).parent / "samples"
+
+
+def line_of(path: Path, needle: str) -> int:
+    """0-based line of the first line containing ``needle``."""
+    return next(i for i, line in enumerate(path.read_text().splitlines()) if needle in line)
+
+
+def test_lightning_module_steps_entry_and_knobs() -> None:
+    path = SAMPLES / "lit_mnist.py"
+    result = analyze_file(path)
+    assert result is not None and result.parsed
+    assert result.main_entry is not None
+    assert result.main_entry.kind == "main_guard"
+    assert result.main_entry.line == line_of(path, 'if __name__ == "__main__":')
+    assert result.uses_lightning_trainer
+    assert result.script_kind == "lightning"
+
+    steps = {s.qualname: s for s in result.steps}
+    # LitClassifier derives from LightningModule through a local base class.
+    assert steps["LitClassifier.training_step"].kind == "lightning_step"
+    assert steps["LitClassifier.validation_step"].kind == "lightning_step"
+    assert steps["LitClassifier.test_step"].kind == "lightning_step"
+    assert steps["LitClassifier.forward"].kind == "forward"
+    assert steps["Backbone.forward"].kind == "forward"
+    assert steps["RandomImages.__getitem__"].kind == "getitem"
+    assert "LitClassifier.__init__" not in steps
+    assert "BaseLit.configure_optimizers" not in steps
+    # The breakpoint line skips the docstring: it stops on the first statement.
+    training = steps["LitClassifier.training_step"]
+    assert training.line == line_of(path, "def training_step")
+    assert training.body_line == line_of(path, "x, y = batch")
+
+    assert suggested_args(result.knobs, batches=2) == [
+        "--max_epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--num-workers",
+        "0",
+    ]
+
+
+def test_plain_loop_without_main_guard() -> None:
+    path = SAMPLES / "plain_loop.py"
+    result = analyze_file(path)
+    assert result is not None
+    assert result.main_entry is not None
+    assert result.main_entry.kind == "top_level_loop"
+    assert result.main_entry.line == line_of(path, "for epoch in range(3):")
+    kinds = {s.qualname: s.kind for s in result.steps}
+    assert kinds == {
+        "Pairs.__getitem__": "getitem",
+        "Regressor.forward": "forward",
+        "train_one_epoch": "loop_step",
+    }
+    assert not result.uses_lightning_trainer
+    assert result.knobs == ()
+
+
+def test_argparse_knobs_and_bare_main_call() -> None:
+    path = SAMPLES / "argparse_knobs.py"
+    result = analyze_file(path)
+    assert result is not None
+    assert result.main_entry is not None
+    assert result.main_entry.kind == "main_call"
+    flags = [k.flag for k in result.knobs]
+    # --lr and --epochs-per-eval do not shorten a run.
+    assert flags == ["--num_epochs", "--max-steps", "--workers", "--bs", "--smoke-test"]
+    assert suggested_args(result.knobs, batches=3) == [
+        "--num_epochs",
+        "1",
+        "--max-steps",
+        "3",
+        "--workers",
+        "0",
+        "--smoke-test",
+    ]  # --bs 4 is already small, so it is left alone
+
+
+def test_trainer_fit_at_top_level_is_an_entry() -> None:
+    source = (
+        "import pytorch_lightning as pl\n"
+        "from model import Lit\n"
+        "trainer = pl.Trainer(max_epochs=3)\n"
+        "trainer.fit(Lit())\n"
+    )
+    result = analyze_text(source)
+    assert [(e.kind, e.line) for e in result.entry_points] == [("trainer_fit", 3)]
+    assert result.script_kind == "lightning"
+
+
+def test_fit_on_something_that_is_not_a_trainer_is_not_an_entry() -> None:
+    result = analyze_text("from sklearn.svm import SVC\nmodel = SVC()\nmodel.fit(X, y)\n")
+    assert result.entry_points == ()
+    assert not result.uses_lightning_trainer
+
+
+def test_import_alias_of_lightning_module() -> None:
+    source = (
+        "from lightning.pytorch import LightningModule as LM\n"
+        "class M(LM):\n"
+        "    def training_step(self, batch, i):\n"
+        "        return batch\n"
+    )
+    (step,) = analyze_text(source).steps
+    assert (step.kind, step.qualname, step.line, step.body_line) == (
+        "lightning_step",
+        "M.training_step",
+        2,
+        3,
+    )
+
+
+@pytest.mark.parametrize("source", ["", "\n\n", "# only a comment\n", '"""docstring"""'])
+def test_empty_and_trivial_files(source: str) -> None:
+    result = analyze_text(source)
+    assert result.parsed
+    assert result.entry_points == () and result.steps == () and result.knobs == ()
+
+
+def test_syntax_error_without_a_previous_good_parse() -> None:
+    result = analyze_text("def broken(:\n    pass\n")
+    assert not result.parsed
+    assert result.syntax_error is not None and "line 1" in result.syntax_error
+    assert result.steps == ()
+
+
+def test_non_utf8_file_with_coding_cookie(tmp_path: Path) -> None:
+    path = tmp_path / "latin.py"
+    source = "# -*- coding: latin-1 -*-\n# Modèle\nif __name__ == '__main__':\n    pass\n"
+    path.write_bytes(source.encode("latin-1"))
+    result = analyze_file(path)
+    assert result is not None and result.main_entry is not None
+    assert result.main_entry.line == 2
+
+
+def test_undecodable_file_gives_none(tmp_path: Path) -> None:
+    path = tmp_path / "binary.py"
+    path.write_bytes(b"x = '\xff\xfe\xfd'\n")
+    assert analyze_file(path) is None
+    assert analyze_file(tmp_path / "missing.py") is None
+
+
+def test_lone_carriage_returns_and_form_feeds_count_lines_like_the_parser() -> None:
+    source = "import torch\r\x0c\rif __name__ == '__main__':\r    pass\r"
+    result = analyze_text(source)
+    assert [(e.kind, e.line) for e in result.entry_points] == [("main_guard", 2)]
