@@ -29,7 +29,7 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest
 
-test: system-deps lint typecheck pytest
+test: system-deps lint typecheck pytest ext-check
 
 clean:
 	rm -rf $(VENV) .quickdev .mypy_cache .ruff_cache .pytest_cache
@@ -43,3 +43,42 @@ system-deps:
 	  echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+
+# --- VS Code extension (package.json, extension/) ---
+# The VSIX the end-to-end tests install: `make vsix` builds it from a clean clone.
+EXT_VERSION = $(shell node -p "require('./package.json').version")
+VSIX = dist/torch-quickdev-$(EXT_VERSION).vsix
+NODE_STAMP := node_modules/.installed
+# The language server's libraries, pinned in the lock, shipped inside the VSIX.
+BUNDLED_LIBS := attrs cattrs debugpy lsprotocol pygls typing_extensions
+.PHONY: ext-check ext-build bundle vsix
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+node_modules: $(NODE_STAMP)
+
+ext-build: $(NODE_STAMP)
+	node esbuild.config.mjs
+
+# Type checks (strict tsc) and unit tests of the extension's pure parts.
+ext-check: $(NODE_STAMP)
+	node_modules/.bin/tsc -p .
+	node --test out/tests/extension/
+
+bundle: $(STAMP)
+	rm -rf bundled
+	mkdir -p bundled/tool build
+	grep -iE '^($(shell echo $(BUNDLED_LIBS) | tr ' ' '|'))==' $(LOCK) > build/bundled-requirements.txt
+	test "$$(wc -l < build/bundled-requirements.txt)" -eq "$(words $(BUNDLED_LIBS))"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-compile \
+	  --target bundled/libs -r build/bundled-requirements.txt
+	cp -r python_backend/quickdev bundled/tool/quickdev
+	rm -rf bundled/libs/bin
+	find bundled -name __pycache__ -prune -exec rm -rf {} +
+
+vsix: ext-build bundle
+	node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository \
+	  --out $(VSIX)
+	@echo "built $(VSIX)"
