@@ -27,6 +27,10 @@ _lock = threading.Lock()
 _listening: tuple[str, int] | None = None
 
 
+class DebuggerError(RuntimeError):
+    """debugpy could not start; the message is one line that names the fix."""
+
+
 def listening_address() -> tuple[str, int] | None:
     """Where this process's debugpy listens, or None when it was never started."""
     return _listening
@@ -52,7 +56,13 @@ def start_debugger(
             # Subprocesses of a quick-dev job are not the user's training code (a data
             # prep tool, git); debugging them would only slow them down.
             debugpy.configure(subProcess=False)
-            endpoint: Any = debugpy.listen(listen)
+            try:
+                endpoint: Any = debugpy.listen(listen)
+            except RuntimeError as exc:
+                raise DebuggerError(
+                    f"debugpy cannot listen on {listen[0]}:{listen[1]} ({exc}); "
+                    "pick another port, or port 0 for a free one"
+                ) from exc
             _listening = (str(endpoint[0]), int(endpoint[1]))
             log.info("debugpy listens on %s:%d", *_listening)
         address = _listening
