@@ -82,3 +82,21 @@ vsix: ext-build bundle
 	node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository \
 	  --out $(VSIX)
 	@echo "built $(VSIX)"
+
+# End-to-end tests in a real VS Code: code-server (pinned, installed under .tools/) driven by
+# Playwright with Debian's Chromium; screenshots and logs land in tests/e2e/artifacts/.
+CODE_SERVER_STAMP := .tools/code-server/.installed
+E2E_NODE_STAMP := tests/e2e/node_modules/.installed
+.PHONY: code-server e2e
+
+$(CODE_SERVER_STAMP): tools/code-server/package-lock.json tools/code-server/install.sh
+	tools/code-server/install.sh
+
+code-server: system-deps $(CODE_SERVER_STAMP)
+
+$(E2E_NODE_STAMP): tests/e2e/package.json tests/e2e/package-lock.json
+	cd tests/e2e && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+e2e: system-deps $(STAMP) code-server $(E2E_NODE_STAMP) vsix
+	cd tests/e2e && QUICKDEV_VSIX=$(abspath $(VSIX)) node --test --test-concurrency=1 journey.test.mjs

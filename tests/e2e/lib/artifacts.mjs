@@ -1,0 +1,25 @@
+// Where a run leaves what a person looks at afterwards: screenshots of every step, and
+// code-server's logs when a step fails. Cleared at the start of each run.
+import { cp, mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const fixturesDir = fileURLToPath(new URL('../fixtures/', import.meta.url));
+export const artifactsDir =
+  process.env.QUICKDEV_E2E_ARTIFACTS ?? fileURLToPath(new URL('../artifacts/', import.meta.url));
+
+export async function freshArtifacts() {
+  await rm(artifactsDir, { recursive: true, force: true });
+  await mkdir(artifactsDir, { recursive: true });
+  return artifactsDir;
+}
+
+/** Copies the fixture workspace where the run may change it (launch.json edits, broken code). */
+export async function copyFixtureWorkspace(toDir) {
+  await cp(path.join(fixturesDir, 'workspace'), toDir, { recursive: true });
+  return {
+    root: toDir,
+    workspaceFile: path.join(toDir, 'quickdev-e2e.code-workspace'),
+    folder: (name) => path.join(toDir, name),
+  };
+}
