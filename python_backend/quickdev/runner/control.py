@@ -1,0 +1,114 @@
+"""Ending a job early: budgets (steps, wall clock) and signals.
+
+The stop exceptions derive from BaseException so that a user's ``except Exception``
+around the training loop cannot swallow them.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from quickdev.runner.patching import Patcher
+
+
+class StopJob(BaseException):
+    """A budget ran out; the job ends as ``stopped`` with this reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class JobKilled(BaseException):
+    """SIGTERM or SIGINT arrived; the job ends as ``killed``."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class Budget:
+    """The step and wall-clock budgets of one job."""
+
+    def __init__(self, max_steps: int | None, timeout_s: float | None) -> None:
+        self.max_steps = max_steps
+        self.timeout_s = timeout_s
+        self.deadline: float | None = None
+        # Lightning ends at its own max_steps gracefully; then the step hook must not.
+        self.steps_enforced_elsewhere = False
+
+    def start(self) -> None:
+        if self.timeout_s is not None:
+            self.deadline = time.monotonic() + self.timeout_s
+
+    def check_steps(self, steps: int) -> None:
+        if (
+            self.max_steps is not None
+            and steps >= self.max_steps
+            and not self.steps_enforced_elsewhere
+        ):
+            raise StopJob("max_steps")
+
+    def check_time(self) -> None:
+        """Backstop for jobs off the main thread, where no alarm signal can be used."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise StopJob("timeout")
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def install_timeout_alarm(budget: Budget, patcher: Patcher) -> None:
+    """SIGALRM interrupts even a script that hangs without touching a DataLoader."""
+    if budget.timeout_s is None or not _in_main_thread() or not hasattr(signal, "setitimer"):
+        return
+
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
+        raise StopJob("timeout")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, budget.timeout_s)
+
+    def undo() -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    patcher.on_undo(undo)
+
+
+def cancel_timeout_alarm() -> None:
+    if _in_main_thread() and hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def install_kill_handlers(patcher: Patcher) -> None:
+    """Turn SIGTERM/SIGINT into JobKilled so the result is written as ``killed``."""
+    if not _in_main_thread():
+        return
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        raise JobKilled(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.signal(signum, on_signal)
+        patcher.on_undo(_restore_handler(signum, previous))
+
+
+def _restore_handler(signum: int, handler: Any) -> Callable[[], None]:
+    def restore() -> None:
+        signal.signal(signum, handler)
+
+    return restore
+
+
+def ignore_further_kills() -> None:
+    """While the result is written, a second Ctrl+C must not cut it short."""
+    if _in_main_thread():
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, signal.SIG_IGN)

@@ -1,0 +1,42 @@
+"""All the quick-dev limits, installed in one place before the user's code runs."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from quickdev.runner import device_map, eager, loaders, saves, steps
+from quickdev.runner.control import Budget
+from quickdev.runner.events import EventHub
+from quickdev.runner.lightning_limits import LightningLimits
+from quickdev.runner.options import RunOptions
+from quickdev.runner.patching import Patcher
+from quickdev.runner.recorder import Recorder
+
+log = logging.getLogger(__name__)
+
+
+def install_limits(
+    options: RunOptions, run_dir: Path, hub: EventHub, budget: Budget, patcher: Patcher
+) -> tuple[Recorder, str]:
+    """Returns the recorder the limits report to and the device the job runs on."""
+    recorder = Recorder(hub, budget)
+    batches = None if options.no_limits else options.batches
+    device = device_map.resolve_device(options.device)
+    cpu_only = device == "cpu"
+    if cpu_only:
+        device_map.install(patcher)
+    eager.install(patcher)
+    loaders.install(patcher, recorder, batches)
+    steps.install(patcher, recorder)
+    redirector = saves.SaveRedirector(run_dir, recorder)
+    saves.install(patcher, redirector)
+    LightningLimits(run_dir, batches, budget, cpu_only, redirector).install(patcher)
+    log.info(
+        "limits: batches=%s max_steps=%s timeout_s=%s device=%s",
+        batches,
+        options.max_steps,
+        options.timeout_s,
+        device,
+    )
+    return recorder, device

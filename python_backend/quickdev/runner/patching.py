@@ -1,0 +1,42 @@
+"""Replace attributes for the length of one job and put the originals back afterwards.
+
+The command line never needs the undo (the process ends), but the in-process API
+must leave the user's interpreter as it found it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_MISSING = object()
+
+
+class Patcher:
+    def __init__(self) -> None:
+        self._undo: list[Callable[[], None]] = []
+
+    def set(self, owner: Any, name: str, value: Any) -> Any:
+        """Set ``owner.name = value``; returns the original as attribute access gave it."""
+        original = getattr(owner, name)
+        # Restore the raw entry (a staticmethod stays a staticmethod), or remove ours
+        # when the attribute was inherited.
+        raw = vars(owner).get(name, _MISSING) if hasattr(owner, "__dict__") else original
+
+        def undo() -> None:
+            if raw is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, raw)
+
+        setattr(owner, name, value)
+        self._undo.append(undo)
+        return original
+
+    def on_undo(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` when the patches are undone (hook handles, meta path entries)."""
+        self._undo.append(fn)
+
+    def undo_all(self) -> None:
+        while self._undo:
+            self._undo.pop()()

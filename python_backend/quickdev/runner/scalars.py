@@ -1,0 +1,66 @@
+"""TensorBoard scalars (loss, step time, data wait) as event files in the run directory.
+
+Importing TensorBoard costs a few tenths of a second, more than a two-batch job
+itself, so scalars are buffered and written when the job ends, or every few
+seconds once a job runs long enough for someone to watch it live.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from quickdev.runner.events import BaseObserver
+
+log = logging.getLogger(__name__)
+
+_FLUSH_AFTER_S = 5.0
+
+
+def tensorboard_available() -> bool:
+    return importlib.util.find_spec("tensorboard") is not None
+
+
+class ScalarWriter(BaseObserver):
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self._pending: list[tuple[str, float, int, float]] = []
+        self._writer: Any = None
+        self._flushed_at = time.monotonic()
+        self._batches = 0
+
+    def on_batch(self, origin: str, wait_s: float) -> None:
+        self._batches += 1
+        self._add("data_wait_s", wait_s, self._batches)
+
+    def on_train_step(self, step: int, step_time_s: float) -> None:
+        self._add("step_time_s", step_time_s, step)
+
+    def on_loss(self, step: int, value: float) -> None:
+        self._add("loss", value, step)
+
+    def on_job_end(self) -> None:
+        self.flush()
+        if self._writer is not None:
+            self._writer.close()
+
+    def _add(self, tag: str, value: float, step: int) -> None:
+        self._pending.append((tag, value, step, time.time()))
+        if time.monotonic() - self._flushed_at > _FLUSH_AFTER_S:
+            self.flush()
+
+    def flush(self) -> None:
+        self._flushed_at = time.monotonic()
+        if not self._pending:
+            return
+        if self._writer is None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(log_dir=str(self.run_dir))
+        for tag, value, step, walltime in self._pending:
+            self._writer.add_scalar(f"quickdev/{tag}", value, step, walltime=walltime)
+        self._pending.clear()
+        self._writer.flush()

@@ -1,0 +1,126 @@
+"""What a job runs: a script or a module as ``__main__``, or a callable (in-process API).
+
+A script sees the argv, cwd and ``sys.path`` that ``python SCRIPT ARGS`` would give it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import runpy
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+class UsageProblem(Exception):
+    """The job cannot start; the message is one line naming the problem and the fix."""
+
+
+class Target:
+    """Base of the three kinds; ``run`` executes the user's code."""
+
+    label = "job"  # part of the run id
+    description = ""  # result.json's "script"
+
+    def check(self) -> None:
+        """Raise UsageProblem when the target cannot run."""
+
+    def mentions(self, word: str) -> bool:
+        """A cheap guess whether the source uses ``word`` (e.g. an import of lightning)."""
+        return False
+
+    def argv(self) -> list[str]:
+        return []
+
+    def run(self) -> None:
+        raise NotImplementedError
+
+
+class ScriptTarget(Target):
+    def __init__(self, script: str, args: list[str]) -> None:
+        self.script = script
+        self.args = args
+        self.path = Path(os.path.abspath(script))
+        self.label = self.path.stem
+        self.description = str(self.path)
+
+    def check(self) -> None:
+        if self.path.is_dir():
+            raise UsageProblem(
+                f"quickdev run: {self.script} is a directory; give the .py file to run "
+                "(or -m PACKAGE for a package with __main__.py)"
+            )
+        if not self.path.is_file():
+            raise UsageProblem(
+                f"quickdev run: no such script: {self.script} "
+                f"(check the path; it is relative to {os.getcwd()})"
+            )
+
+    def mentions(self, word: str) -> bool:
+        try:
+            return word in self.path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+
+    def argv(self) -> list[str]:
+        return [self.script, *self.args]
+
+    def run(self) -> None:
+        sys.argv = self.argv()
+        sys.path[0] = os.path.dirname(os.path.realpath(self.path))
+        runpy.run_path(str(self.path), run_name="__main__")
+
+
+class ModuleTarget(Target):
+    def __init__(self, module: str, args: list[str]) -> None:
+        self.module = module
+        self.args = args
+        self.label = module.rsplit(".", 1)[-1]
+        self.description = module
+        self._origin: str | None = None
+
+    def check(self) -> None:
+        sys.path[0] = os.getcwd()  # as python -m does, so the user's packages are found
+        try:
+            spec = importlib.util.find_spec(self.module)
+        except (ImportError, ValueError) as exc:
+            raise UsageProblem(
+                f"quickdev run: cannot find module {self.module!r} ({exc}); "
+                "run from the directory that contains it"
+            ) from None
+        if spec is None:
+            raise UsageProblem(
+                f"quickdev run: no module named {self.module!r} "
+                "(run from the directory that contains it, or install it)"
+            )
+        self._origin = spec.origin
+
+    def mentions(self, word: str) -> bool:
+        if not self._origin or not os.path.isfile(self._origin):
+            return False
+        try:
+            return word in Path(self._origin).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+
+    def argv(self) -> list[str]:
+        return [self._origin or self.module, *self.args]
+
+    def run(self) -> None:
+        sys.argv = [self.module, *self.args]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(self.module, run_name="__main__", alter_sys=True)
+
+
+class CallableTarget(Target):
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.fn = fn
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        self.label = name.replace("<", "").replace(">", "")
+        module = getattr(fn, "__module__", None)
+        self.description = f"{module}.{name}" if module else name
+
+    def run(self) -> None:
+        self.fn()
