@@ -1,0 +1,71 @@
+// The configurations "Generate Launch Configurations" adds. No vscode import.
+import type { Compound, DebugConfiguration, LaunchAdditions } from "./launchEdits";
+
+export const CURRENT_FILE = "Python: Current File (all code)";
+export const COMPOUND = "Quickdev: debug all entry scripts";
+
+/** Works with the Python Debugger extension; the quick-dev ones below need no other extension. */
+function currentFile(): DebugConfiguration {
+  return {
+    name: CURRENT_FILE,
+    type: "debugpy",
+    request: "launch",
+    program: "${file}",
+    console: "integratedTerminal",
+    justMyCode: false,
+  };
+}
+
+function quickdev(name: string, mode: "debug" | "profile", script: string, cwd: string): DebugConfiguration {
+  return {
+    name,
+    type: "quickdev",
+    request: "launch",
+    mode,
+    script,
+    cwd,
+    justMyCode: false,
+  };
+}
+
+/** For one folder's .vscode/launch.json; `entryScripts` are relative, with forward slashes. */
+export function folderAdditions(entryScripts: readonly string[]): LaunchAdditions {
+  const configurations = [currentFile()];
+  for (const script of entryScripts) {
+    const path = `\${workspaceFolder}/${script}`;
+    configurations.push(quickdev(`Quickdev: debug ${script}`, "debug", path, "${workspaceFolder}"));
+    configurations.push(quickdev(`Quickdev: profile ${script}`, "profile", path, "${workspaceFolder}"));
+  }
+  return { configurations };
+}
+
+/** For the .code-workspace `launch` block: paths by folder name, and one compound. */
+export function workspaceAdditions(
+  folders: readonly { name: string; entryScripts: readonly string[] }[],
+): LaunchAdditions {
+  const configurations: DebugConfiguration[] = [];
+  const debugNames: string[] = [];
+  for (const folder of folders) {
+    const root = `\${workspaceFolder:${folder.name}}`;
+    for (const script of folder.entryScripts) {
+      const debugName = `Quickdev: debug ${script} (${folder.name})`;
+      debugNames.push(debugName);
+      configurations.push(quickdev(debugName, "debug", `${root}/${script}`, root));
+      configurations.push(
+        quickdev(`Quickdev: profile ${script} (${folder.name})`, "profile", `${root}/${script}`, root),
+      );
+    }
+  }
+  const compounds: Compound[] = debugNames.length
+    ? [{ name: COMPOUND, configurations: debugNames }]
+    : [];
+  return { configurations, compounds };
+}
+
+/** A script path as launch.json writes it: relative to its folder, forward slashes. */
+export function relativeScript(folder: string, script: string): string {
+  const normalize = (value: string): string => value.replace(/\\/g, "/").replace(/\/+$/, "");
+  const base = normalize(folder);
+  const full = normalize(script);
+  return full.startsWith(`${base}/`) ? full.slice(base.length + 1) : full;
+}
