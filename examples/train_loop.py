@@ -46,30 +46,42 @@ class MLP(nn.Module):
 
 
 def train_one_epoch(
-    model: nn.Module, loader: DataLoader, optimizer: torch.optim.Optimizer, device: torch.device
+    model: nn.Module,
+    loader: DataLoader,
+    optimizer: torch.optim.Optimizer,
+    device: torch.device,
+    limit_batches: int = 0,
 ) -> float:
     model.train()
     loss_fn = nn.MSELoss()
-    total = 0.0
+    total, seen = 0.0, 0
     for inputs, targets in loader:
+        if limit_batches and seen >= limit_batches:
+            break
+        seen += 1
         inputs, targets = inputs.to(device), targets.to(device)
         optimizer.zero_grad()
         loss = loss_fn(model(inputs), targets)
         loss.backward()
         optimizer.step()
         total += loss.item()
-    return total / max(len(loader), 1)
+    return total / max(seen, 1)
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, loader: DataLoader, device: torch.device) -> float:
+def evaluate(
+    model: nn.Module, loader: DataLoader, device: torch.device, limit_batches: int = 0
+) -> float:
     model.eval()
     loss_fn = nn.MSELoss()
-    total = 0.0
+    total, seen = 0.0, 0
     for inputs, targets in loader:
+        if limit_batches and seen >= limit_batches:
+            break
+        seen += 1
         inputs, targets = inputs.to(device), targets.to(device)
         total += loss_fn(model(inputs), targets).item()
-    return total / max(len(loader), 1)
+    return total / max(seen, 1)
 
 
 def parse_args() -> argparse.Namespace:
@@ -78,6 +90,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--num-workers", type=int, default=2)
     parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument(
+        "--limit-batches",
+        type=int,
+        default=0,
+        help="stop each pass after this many batches (0: all); a hand-made smoke test",
+    )
     return parser.parse_args()
 
 
@@ -86,23 +104,26 @@ def main() -> None:
     torch.manual_seed(0)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
-    loaders = {
-        split: DataLoader(
-            SyntheticRegression(size, seed=seed),
-            batch_size=args.batch_size,
-            shuffle=split == "train",
-            num_workers=args.num_workers,
-        )
-        for split, size, seed in [("train", 2048, 0), ("val", 512, 1), ("test", 512, 2)]
-    }
+    train_loader = DataLoader(
+        SyntheticRegression(2048, seed=0),
+        batch_size=args.batch_size,
+        shuffle=True,
+        num_workers=args.num_workers,
+    )
+    val_loader = DataLoader(
+        SyntheticRegression(512, seed=1), batch_size=args.batch_size, num_workers=args.num_workers
+    )
+    test_loader = DataLoader(
+        SyntheticRegression(512, seed=2), batch_size=args.batch_size, num_workers=args.num_workers
+    )
     model = MLP().to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
 
     for epoch in range(args.epochs):
-        train_loss = train_one_epoch(model, loaders["train"], optimizer, device)
-        val_loss = evaluate(model, loaders["val"], device)
+        train_loss = train_one_epoch(model, train_loader, optimizer, device, args.limit_batches)
+        val_loss = evaluate(model, val_loader, device, args.limit_batches)
         print(f"epoch {epoch}: train loss {train_loss:.4f}, val loss {val_loss:.4f}")
-    print(f"test loss {evaluate(model, loaders['test'], device):.4f}")
+    print(f"test loss {evaluate(model, test_loader, device, args.limit_batches):.4f}")
 
 
 if __name__ == "__main__":
