@@ -45,6 +45,8 @@ def test_default_schedule_writes_one_trace_of_the_second_step(run_job) -> None: 
     top = [op["name"] for op in profile.top_ops]
     assert top and all(op["self_cpu_ms"] >= 0 for op in profile.top_ops)
     assert any(name.startswith("aten::") for name in top)
+    # Operators only: no Python frames (with_stack) and no profiler step ranges.
+    assert not [n for n in top if re.search(r"\(\d+\): |^<built-in|^ProfilerStep", n)]
     costs = [op["self_cpu_ms"] + op["self_device_ms"] for op in profile.top_ops]
     assert costs == sorted(costs, reverse=True)
     assert 0.0 <= profile.data_wait_share < 1.0

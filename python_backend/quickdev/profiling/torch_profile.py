@@ -44,12 +44,16 @@ class OpTotals:
         self.calls: dict[str, int] = {}
 
     def add(self, prof: profile) -> None:
-        for avg in prof.key_averages():
-            name = avg.key
-            self.self_us[name] = self.self_us.get(name, 0.0) + float(avg.self_cpu_time_total)
-            device = float(getattr(avg, "self_device_time_total", 0.0) or 0.0)
+        for event in prof.events():
+            # Python frames (with_stack) and the profiler's own step ranges are not
+            # operators; the sampler thread's waits would otherwise top the list.
+            if event.is_python_function or event.name.startswith("ProfilerStep"):
+                continue
+            name = event.name
+            self.self_us[name] = self.self_us.get(name, 0.0) + float(event.self_cpu_time_total)
+            device = float(getattr(event, "self_device_time_total", 0.0) or 0.0)
             self.device_self_us[name] = self.device_self_us.get(name, 0.0) + device
-            self.calls[name] = self.calls.get(name, 0) + int(avg.count)
+            self.calls[name] = self.calls.get(name, 0) + 1
 
     def top(self, n: int = 10) -> list[dict[str, Any]]:
         """The operators that cost most on their own (children excluded), most first."""
