@@ -44,7 +44,7 @@ class OpTotals:
         self.calls: dict[str, int] = {}
 
     def add(self, prof: profile) -> None:
-        for event in prof.events():
+        for event in prof.events():  # type: ignore[no-untyped-call]
             # Python frames (with_stack) and the profiler's own step ranges are not
             # operators; the sampler thread's waits would otherwise top the list.
             if event.is_python_function or event.name.startswith("ProfilerStep"):
