@@ -7,6 +7,8 @@ import { after, before, describe, test } from 'node:test';
 
 import { artifactsDir, copyFixtureWorkspace, freshArtifacts } from './lib/artifacts.mjs';
 import { repoRoot, startCodeServer } from './lib/codeServer.mjs';
+import { handWrittenPieces, readJsonc } from './lib/launchFiles.mjs';
+import { eventually } from './lib/poll.mjs';
 import { launchBrowser, Workbench } from './lib/workbench.mjs';
 
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
@@ -33,6 +35,10 @@ describe('a trusted multi-root workspace', () => {
   before(async () => {
     await freshArtifacts();
     assert.ok(existsSync(python), `no interpreter at ${python}; run 'make venv' first`);
+    assert.ok(
+      process.env.QUICKDEV_VSIX && existsSync(process.env.QUICKDEV_VSIX),
+      'QUICKDEV_VSIX must name the built extension; run the suite with `make e2e`',
+    );
     server = await startCodeServer({
       logDir: path.join(artifactsDir, 'logs'),
       settings: {
@@ -74,6 +80,64 @@ describe('a trusted multi-root workspace', () => {
     await workbench.openFile('vision/train.py');
     await workbench.editorShows('class SmallCNN(nn.Module):');
     await workbench.screenshot('train-script-open');
+  });
+
+  step('Generate Launch Configurations fills both folders and the .code-workspace, keeping hand-written ones', async () => {
+    const visionLaunch = path.join(workspace.folder('vision'), '.vscode', 'launch.json');
+    const textLaunch = path.join(workspace.folder('text'), '.vscode', 'launch.json');
+    const original = await readJsonc(visionLaunch);
+    const originalWorkspace = await readJsonc(workspace.workspaceFile);
+
+    await workbench.notificationAfter(() =>
+      workbench.runCommand('Quickdev: Generate Launch Configurations'),
+    );
+    const vision = await eventually('new configurations in vision/.vscode/launch.json', async () => {
+      const now = await readJsonc(visionLaunch);
+      return now.value.configurations.length > original.value.configurations.length && now;
+    });
+    const text = await eventually('text/.vscode/launch.json', () => readJsonc(textLaunch));
+    const workspaceFile = await eventually('a launch block in the .code-workspace', async () => {
+      const now = await readJsonc(workspace.workspaceFile);
+      return now.value.launch?.configurations?.length > 0 && now;
+    });
+    await workbench.screenshot('launch-configurations-generated');
+
+    for (const piece of handWrittenPieces(original.text)) {
+      assert.ok(vision.text.includes(piece), `vision/.vscode/launch.json lost:\n${piece}`);
+    }
+    for (const piece of ['// Two projects side by side, as people keep them.', '"files.exclude"']) {
+      assert.ok(workspaceFile.text.includes(piece), `the .code-workspace lost ${piece}`);
+    }
+    assert.deepEqual(workspaceFile.value.folders, originalWorkspace.value.folders);
+
+    for (const [folder, file] of [['vision', vision], ['text', text]]) {
+      const added = file.value.configurations.filter((c) => !['Train (full)', 'Attach (5678)'].includes(c.name));
+      const names = added.map((c) => c.name);
+      assert.ok(names.includes('Python: Current File (all code)'), `${folder}: ${names}`);
+      const forScript = added.filter((c) => JSON.stringify(c).includes('train.py'));
+      assert.ok(forScript.length >= 1, `${folder}: no configuration runs train.py: ${names}`);
+      for (const configuration of added) {
+        assert.equal(configuration.justMyCode, false, `${folder}: ${configuration.name} must set justMyCode false`);
+      }
+    }
+    const launch = workspaceFile.value.launch;
+    for (const folder of ['vision', 'text']) {
+      const scriptPath = `\${workspaceFolder:${folder}}/train.py`;
+      const configurations = launch.configurations.filter((c) => JSON.stringify(c).includes(scriptPath));
+      assert.ok(configurations.length >= 1, `the .code-workspace has nothing for ${scriptPath}`);
+      for (const configuration of configurations) assert.equal(configuration.justMyCode, false);
+    }
+    assert.ok(launch.compounds?.length >= 1, 'the .code-workspace has no compound');
+
+    // Running it again adds nothing; the command says so when it is done.
+    const message = await workbench.notificationAfter(() =>
+      workbench.runCommand('Quickdev: Generate Launch Configurations'),
+    );
+    await workbench.screenshot('launch-configurations-second-run');
+    assert.doesNotMatch(message, /error|fail/i);
+    for (const [file, before] of [[visionLaunch, vision], [textLaunch, text], [workspace.workspaceFile, workspaceFile]]) {
+      assert.equal((await readJsonc(file)).text, before.text, `a second run changed ${file}`);
+    }
   });
 });
 

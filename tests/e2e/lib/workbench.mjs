@@ -4,6 +4,8 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 
+import { eventually } from './poll.mjs';
+
 export const CHROMIUM = process.env.QUICKDEV_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -93,6 +95,18 @@ export class Workbench {
       .locator('.editor-group-container.active .monaco-editor .view-line')
       .filter({ hasText: text });
     await line.first().waitFor({ timeout });
+  }
+
+  /** Runs `action` and returns the text of the first notification toast that appears after it. */
+  async notificationAfter(action, { timeout = 30_000 } = {}) {
+    const toasts = this.page.locator('.notifications-toasts .notification-toast');
+    const before = new Set(await toasts.allInnerTexts());
+    await action();
+    return eventually(
+      'a notification',
+      async () => (await toasts.allInnerTexts()).find((text) => !before.has(text)),
+      { timeout },
+    );
   }
 
   /** The names of the top-level entries in the Explorer (the workspace folders). */
