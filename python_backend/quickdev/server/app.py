@@ -1,0 +1,65 @@
+"""The language server object and the state its features share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from quickdev import __version__
+from quickdev.server.documents import DocumentAnalyses
+from quickdev.server.settings import Settings
+
+
+@dataclass
+class EntryScript:
+    path: Path
+    kind: str
+
+
+@dataclass
+class State:
+    settings: Settings = field(default_factory=Settings)
+    documents: DocumentAnalyses = field(default_factory=DocumentAnalyses)
+    # Entry scripts per workspace folder, from the last scan (for "Debug this step" in files
+    # that are not scripts themselves).
+    entry_scripts: dict[Path, list[EntryScript]] = field(default_factory=dict)
+    runs: object | None = None  # the job feature's state (server/runs.py)
+    tensorboards: object | None = None  # TensorBoard servers this server started
+
+
+class QuickdevServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "quickdev",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.state = State()
+
+    def workspace_folders(self) -> list[Path]:
+        folders = [
+            Path(path)
+            for f in self.workspace.folders.values()
+            if (path := to_fs_path(f.uri)) is not None
+        ]
+        if not folders and self.workspace.root_path:
+            folders = [Path(self.workspace.root_path)]
+        return folders
+
+    def folder_of(self, path: Path) -> Path | None:
+        """The innermost workspace folder holding ``path``."""
+        holding = [f for f in self.workspace_folders() if path.is_relative_to(f)]
+        return max(holding, key=lambda f: len(f.parts)) if holding else None
+
+    def runs_dir_for(self, folder: Path) -> Path:
+        runs_dir = Path(self.state.settings.runs_dir).expanduser()
+        return runs_dir if runs_dir.is_absolute() else folder / runs_dir
+
+    def show_error(self, message: str) -> None:
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=message)
+        )

@@ -1,0 +1,306 @@
+"""Quick-dev job processes: spawn, watch their run directory, cancel. No LSP here.
+
+A job is ``<python> -m quickdev run --run-id ID --runs-dir DIR ... SCRIPT -- ARGS`` in its
+own process group (so cancelling stops the script's children too). While it runs it writes
+``progress.json`` and, in debug mode, ``debugpy.json``; at the end ``result.json``. The
+manager polls those files and calls ``on_change`` whenever the run's summary changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import quickdev
+from quickdev.runner.result import JobResult, read_result
+from quickdev.runner.run_files import DEBUGPY_FILE, PROGRESS_FILE
+from quickdev.server.log import log
+
+Mode = Literal["run", "profile", "debug"]
+RunStatus = Literal["queued", "running", "passed", "failed", "stopped", "killed", "cancelled"]
+MODES: tuple[Mode, ...] = ("run", "profile", "debug")
+FINISHED = frozenset({"passed", "failed", "stopped", "killed", "cancelled"})
+
+# What the job process itself printed (before and around the runner): read to explain a
+# job that died without writing its result, e.g. an interpreter without torch.
+LAUNCH_LOG = "launch.log"
+POLL_S = 0.1
+KILL_GRACE_S = 3.0
+# The directory holding this server's quickdev package, put on the job's PYTHONPATH.
+PACKAGE_ROOT = Path(quickdev.__file__).resolve().parent.parent
+
+
+class JobError(Exception):
+    """A job cannot start; the message is one line naming the problem and the fix."""
+
+
+@dataclass
+class JobRequest:
+    script: Path
+    mode: Mode
+    cwd: Path
+    runs_dir: Path
+    interpreter: str
+    args: list[str] = field(default_factory=list)
+    batches: int = 2
+    break_at: dict[str, Any] | None = None
+
+
+@dataclass
+class Run:
+    run_id: str
+    request: JobRequest
+    run_dir: Path
+    status: RunStatus = "queued"
+    started: float = field(default_factory=time.time)
+    ended: float | None = None
+    stage: str = "starting"
+    batches_done: int = 0
+    steps: int = 0
+    attach: dict[str, Any] | None = None
+    result: JobResult | None = None
+    failure: dict[str, Any] | None = None  # {"message", "file", "line"} for a failed run
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    finished: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+
+    @property
+    def script(self) -> Path:
+        return self.request.script
+
+    def summary(self) -> dict[str, Any]:
+        """The ``RunSummary`` of docs/protocol.md."""
+        result = self.result
+        duration = round((self.ended or time.time()) - self.started, 3)
+        if result is not None and result.duration_s > 0 and self.status in FINISHED:
+            duration = result.duration_s
+        batches = sum(ld.batches for ld in result.loaders) if result else 0
+        summary: dict[str, Any] = {
+            "runId": self.run_id,
+            "script": str(self.script),
+            "mode": self.request.mode,
+            "status": self.status,
+            "runDir": str(self.run_dir),
+            "durationS": duration,
+            "batches": max(batches, self.batches_done),
+            "losses": list(result.losses) if result else [],
+            "stage": self.stage,
+            "steps": max(self.steps, result.optimizer_steps if result else 0),
+        }
+        if self.failure:
+            summary["error"] = self.failure
+        if self.attach:
+            summary["attach"] = self.attach
+        if self.request.break_at:
+            summary["breakAt"] = self.request.break_at
+        return summary
+
+
+def new_run_id(script: Path) -> str:
+    """e.g. ``20261121-221500-train-3f2a``: sorts by time and says what ran."""
+    label = re.sub(r"[^A-Za-z0-9_.-]+", "-", script.stem).strip("-.") or "job"
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{label[:40]}-{secrets.token_hex(2)}"
+
+
+def job_command(request: JobRequest, run_id: str) -> list[str]:
+    command = [request.interpreter, "-m", "quickdev", "run", "--run-id", run_id]
+    command += ["--runs-dir", str(request.runs_dir), "--batches", str(request.batches)]
+    if request.mode == "profile":
+        command.append("--profile")
+    if request.mode == "debug":
+        command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
+    return [*command, str(request.script), "--", *request.args]
+
+
+def job_environment() -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(PACKAGE_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class JobManager:
+    def __init__(self, on_change: Callable[[Run], None]) -> None:
+        self._on_change = on_change
+        self.runs: dict[str, Run] = {}
+        self._watchers: set[asyncio.Task[None]] = set()
+
+    def start(self, request: JobRequest) -> Run:
+        """Spawn the job (call from the event loop); raises JobError with a clear message."""
+        run_id = new_run_id(request.script)
+        run_dir = request.runs_dir / run_id
+        try:
+            run_dir.mkdir(parents=True)
+            launch_log = (run_dir / LAUNCH_LOG).open("wb")
+        except OSError as exc:
+            raise JobError(
+                f"cannot write the runs directory {request.runs_dir} ({exc.strerror or exc}); "
+                "set quickdev.runsDir to a writable folder"
+            ) from None
+        run = Run(run_id, request, run_dir)
+        with launch_log:
+            try:
+                run.process = subprocess.Popen(
+                    job_command(request, run_id),
+                    cwd=request.cwd,
+                    env=job_environment(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=launch_log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise JobError(
+                    f"cannot start {request.interpreter} ({exc.strerror or exc}); "
+                    "set quickdev.python to your training environment's interpreter"
+                ) from None
+        run.status = "running"
+        self.runs[run_id] = run
+        log.info("started run %s: %s", run_id, job_command(request, run_id))
+        task = asyncio.get_running_loop().create_task(self._watch(run))
+        self._watchers.add(task)
+        task.add_done_callback(self._watchers.discard)
+        self._on_change(run)
+        return run
+
+    async def cancel(self, run: Run) -> bool:
+        """Stop the job's whole process group; False when it had already finished."""
+        if run.status in FINISHED or run.process is None:
+            return False
+        run.status = "cancelled"
+        _signal_group(run.process, signal.SIGTERM)
+        deadline = time.monotonic() + KILL_GRACE_S
+        while run.process.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(POLL_S)
+        if run.process.poll() is None:
+            _signal_group(run.process, signal.SIGKILL)
+        await run.finished.wait()
+        return True
+
+    def kill_all(self) -> None:
+        """On server exit: no job outlives the editor that started it."""
+        for run in self.runs.values():
+            if run.process is not None and run.process.poll() is None:
+                run.status = "cancelled"
+                _signal_group(run.process, signal.SIGKILL)
+
+    async def _watch(self, run: Run) -> None:
+        assert run.process is not None
+        progress_stamp: float | None = None
+        while run.process.poll() is None:
+            stamp = _mtime(run.run_dir / PROGRESS_FILE)
+            if stamp is not None and stamp != progress_stamp:
+                progress_stamp = stamp
+                if self._read_progress(run):
+                    self._on_change(run)
+            if run.attach is None and run.request.mode == "debug":
+                run.attach = _read_attach(run.run_dir)
+                if run.attach is not None:
+                    self._on_change(run)
+            await asyncio.sleep(POLL_S)
+        self._finish(run, run.process.returncode)
+
+    def _read_progress(self, run: Run) -> bool:
+        data = _read_json(run.run_dir / PROGRESS_FILE)
+        if data is None:
+            return False
+        before = (run.stage, run.batches_done, run.steps)
+        run.stage = str(data.get("stage", run.stage))
+        run.batches_done = _int(data.get("batches"), run.batches_done)
+        run.steps = _int(data.get("steps"), run.steps)
+        return before != (run.stage, run.batches_done, run.steps)
+
+    def _finish(self, run: Run, returncode: int) -> None:
+        self._read_progress(run)
+        try:
+            run.result = read_result(run.run_dir)
+        except (OSError, ValueError, TypeError) as exc:
+            log.info("run %s left no readable result: %s", run.run_id, exc)
+        if run.status != "cancelled":
+            run.status = self._final_status(run, returncode)
+        run.stage = "done"
+        run.ended = time.time()
+        if run.status == "failed":
+            run.failure = self._failure(run, returncode)
+        run.finished.set()
+        log.info("run %s ended: %s (exit %s)", run.run_id, run.status, returncode)
+        self._on_change(run)
+
+    @staticmethod
+    def _final_status(run: Run, returncode: int) -> RunStatus:
+        result = run.result
+        if result is not None and result.status != "running":
+            return result.status
+        if returncode < 0:
+            return "killed"
+        return "passed" if returncode == 0 else "failed"
+
+    @staticmethod
+    def _failure(run: Run, returncode: int) -> dict[str, Any]:
+        error = run.result.error if run.result else None
+        if error is not None:
+            return {
+                "message": f"{error.type}: {error.message}",
+                "file": error.file,
+                "line": error.line,
+            }
+        return {"message": explain_early_exit(run, returncode), "file": None, "line": None}
+
+
+def explain_early_exit(run: Run, returncode: int) -> str:
+    """One line for a job that died before writing its result (usually its environment)."""
+    text = ""
+    with contextlib.suppress(OSError):
+        text = (run.run_dir / LAUNCH_LOG).read_text(encoding="utf-8", errors="replace")
+    interpreter = run.request.interpreter
+    missing = re.findall(r"No module named '([^']+)'", text)
+    if missing:
+        return (
+            f"the job interpreter {interpreter} has no module '{missing[-1]}'; install it "
+            "there or set quickdev.python to an interpreter that has it"
+        )
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    last = lines[-1] if lines else "no output"
+    return f"the job exited with status {returncode} before writing its result: {last}"
+
+
+def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime_ns / 1e9
+    except OSError:
+        return None
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _read_attach(run_dir: Path) -> dict[str, Any] | None:
+    data = _read_json(run_dir / DEBUGPY_FILE)
+    if data is None or not isinstance(data.get("port"), int):
+        return None
+    return {"host": str(data.get("host") or "127.0.0.1"), "port": data["port"]}
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default

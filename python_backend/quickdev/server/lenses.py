@@ -1,0 +1,105 @@
+"""``textDocument/codeLens``: run/debug/profile on a script's entry point, debug on each step.
+
+Lenses come from the document's cached, incrementally updated analysis, so a request right
+after an edit re-parses only the statements the edit touched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.uris import to_fs_path, uri_scheme
+
+from quickdev.analysis import Analysis, analyze_text
+from quickdev.analysis.source import decode_source
+from quickdev.server.app import QuickdevServer
+from quickdev.server.log import log
+
+ENTRY_LENSES = (
+    ("run", "Quick-dev run", "quickdev.lens.run"),
+    ("debug", "Debug", "quickdev.lens.debug"),
+    ("profile", "Profile", "quickdev.lens.profile"),
+)
+STEP_LENS = ("step", "Debug this step", "quickdev.lens.debugStep")
+
+
+def setup(server: QuickdevServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: QuickdevServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        uri = params.text_document.uri
+        try:
+            return lenses_for(ls, uri)
+        except Exception:
+            # A lens request must never take the server down; no lenses is a safe answer.
+            log.exception("code lenses failed for %s", uri)
+            return []
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: QuickdevServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.state.documents.forget(params.text_document.uri)
+
+
+def lenses_for(ls: QuickdevServer, uri: str) -> list[types.CodeLens]:
+    # Unsaved buffers and notebook cells cannot be run as a script: no lenses.
+    if uri_scheme(uri) != "file":
+        return []
+    fs_path = to_fs_path(uri)
+    if fs_path is None:
+        return []
+    path = Path(fs_path)
+    analysis = _analysis(ls, uri, path)
+    if analysis is None:
+        return []
+    switches = ls.state.settings.lenses
+    lenses: list[types.CodeLens] = []
+    entry = analysis.main_entry
+    if entry is not None:
+        for kind, title, command in ENTRY_LENSES:
+            if switches.get(kind, True):
+                lenses.append(_lens(entry.line, title, command, {"script": str(path)}))
+    kind, title, command = STEP_LENS
+    if analysis.steps and switches.get(kind, True):
+        script = path if entry is not None else _entry_script_near(ls, path)
+        for step in analysis.steps:
+            argument = {"script": str(script), "file": str(path), "line": step.body_line}
+            lenses.append(_lens(step.line, title, command, argument))
+    return lenses
+
+
+def _analysis(ls: QuickdevServer, uri: str, path: Path) -> Analysis | None:
+    # pygls keys open documents by the unquoted URI (paths with spaces, non-ASCII letters).
+    document = ls.workspace.text_documents.get(unquote(uri))
+    if document is not None:
+        return ls.state.documents.analysis(uri, document.version, document.source)
+    # Not open in the editor: read it from disk, honouring its coding cookie.
+    try:
+        text = decode_source(path.read_bytes())
+    except OSError:
+        return None
+    return None if text is None else analyze_text(text)
+
+
+def _entry_script_near(ls: QuickdevServer, path: Path) -> Path:
+    """For a step in a module (not a script): the closest entry script of the workspace."""
+    folder = ls.folder_of(path)
+    scripts = ls.state.entry_scripts.get(folder, []) if folder is not None else []
+    best: tuple[int, str] | None = None
+    chosen = path
+    for script in scripts:
+        if not path.parent.is_relative_to(script.path.parent):
+            continue
+        key = (-len(script.path.parent.parts), script.path.name)
+        if best is None or key < best:
+            best, chosen = key, script.path
+    return chosen
+
+
+def _lens(line: int, title: str, command: str, argument: dict[str, Any]) -> types.CodeLens:
+    position = types.Position(line=line, character=0)
+    return types.CodeLens(
+        range=types.Range(start=position, end=position),
+        command=types.Command(title=title, command=command, arguments=[argument]),
+    )

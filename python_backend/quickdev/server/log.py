@@ -1,0 +1,21 @@
+"""The server's one logger. Output goes to stderr: stdout carries the protocol."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+log = logging.getLogger("quickdev.server")
+
+LEVEL_VARIABLE = "QUICKDEV_LOG_LEVEL"
+
+
+def configure() -> None:
+    """Quiet by default; ``QUICKDEV_LOG_LEVEL=debug`` (or info) for more."""
+    level = getattr(logging, os.environ.get(LEVEL_VARIABLE, "warning").upper(), logging.WARNING)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)

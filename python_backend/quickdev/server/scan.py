@@ -1,0 +1,107 @@
+"""``quickdev.scanWorkspace``: the entry scripts of each workspace folder.
+
+The extension generates launch configurations from this; the server also uses it to pick
+the script to run for "Debug this step" in a module that is not a script itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from quickdev.analysis import analyze_text
+from quickdev.analysis.source import decode_source
+from quickdev.server.app import EntryScript, QuickdevServer
+from quickdev.server.commands import Answer, CommandError, register
+from quickdev.server.log import log
+
+SKIP_DIRS = frozenset(
+    {"node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist", "out"}
+)
+MAX_FILES = 5000
+MAX_BYTES = 2_000_000
+# Only files containing one of these can have an entry point; the rest are not parsed.
+HINTS = (b"__main__", b"Trainer", b"main()", b"\nfor ", b"\nwhile ", b"run()")
+
+
+def setup(server: QuickdevServer) -> None:
+    register(server, "quickdev.scanWorkspace", scan_workspace)
+
+    @server.feature(types.INITIALIZED)
+    async def scan_on_start(ls: QuickdevServer, params: types.InitializedParams) -> None:
+        try:
+            await _scan(ls, ls.workspace_folders())
+            if _client_refreshes_lenses(ls):
+                await ls.workspace_code_lens_refresh_async(None)
+        except Exception:
+            log.exception("workspace scan at start-up failed")
+
+
+async def scan_workspace(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
+    raw = argument.get("folders")
+    if raw is None:
+        folders = ls.workspace_folders()
+    elif isinstance(raw, list) and all(isinstance(f, str) for f in raw):
+        folders = [Path(f) for f in raw]
+    else:
+        raise CommandError('"folders" must be a list of folder paths')
+    return {"folders": await _scan(ls, folders)}
+
+
+async def _scan(ls: QuickdevServer, folders: list[Path]) -> list[dict[str, Any]]:
+    answers: list[dict[str, Any]] = []
+    for folder in folders:
+        if not folder.is_dir():
+            answers.append({"folder": str(folder), "entryScripts": [], "error": "folder not found"})
+            continue
+        scripts = await asyncio.to_thread(scan_folder, folder)
+        ls.state.entry_scripts[folder] = scripts
+        answers.append(
+            {
+                "folder": str(folder),
+                "entryScripts": [{"path": str(s.path), "kind": s.kind} for s in scripts],
+            }
+        )
+    return answers
+
+
+def scan_folder(folder: Path) -> list[EntryScript]:
+    found: list[EntryScript] = []
+    seen = 0
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            seen += 1
+            if seen > MAX_FILES:
+                log.warning("scan of %s stopped after %d Python files", folder, MAX_FILES)
+                return found
+            path = Path(root) / name
+            kind = _entry_kind(path)
+            if kind is not None:
+                found.append(EntryScript(path, kind))
+    return found
+
+
+def _entry_kind(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not any(hint in data for hint in HINTS):
+        return None
+    text = decode_source(data)
+    return None if text is None else analyze_text(text).script_kind
+
+
+def _client_refreshes_lenses(ls: QuickdevServer) -> bool:
+    workspace = ls.client_capabilities.workspace
+    code_lens = workspace.code_lens if workspace else None
+    return bool(code_lens and code_lens.refresh_support)

@@ -1,0 +1,96 @@
+"""Settings from the client: initialization options and ``workspace/didChangeConfiguration``.
+
+The section is ``quickdev``; the defaults mirror the extension's package.json. A value of
+the wrong type is reported once and replaced by its default, never fatal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from quickdev.runner.options import DEFAULT_BATCHES, DEFAULT_RUNS_DIR
+from quickdev.server.log import log
+
+if TYPE_CHECKING:
+    from quickdev.server.app import QuickdevServer
+
+SECTION = "quickdev"
+LENS_KINDS = ("run", "debug", "profile", "step")
+
+
+@dataclass(frozen=True)
+class Settings:
+    python: str | None = None  # interpreter for jobs; None: the server's own
+    batches: int = DEFAULT_BATCHES
+    runs_dir: str = str(DEFAULT_RUNS_DIR)  # relative paths are under each workspace folder
+    lenses: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(LENS_KINDS, True))
+
+
+def parse_settings(raw: object) -> tuple[Settings, list[str]]:
+    """Settings from the client's JSON, and one line per value that was ignored."""
+    problems: list[str] = []
+    if isinstance(raw, dict) and isinstance(raw.get(SECTION), dict):
+        raw = raw[SECTION]
+    if raw is None:
+        return Settings(), problems
+    if not isinstance(raw, dict):
+        problems.append(f"quickdev settings must be an object, got {type(raw).__name__}")
+        return Settings(), problems
+    default = Settings()
+
+    python = raw.get("python")
+    if python is not None and not (isinstance(python, str) and python.strip()):
+        problems.append("quickdev.python must be a path to a Python interpreter; using default")
+        python = None
+
+    batches: Any = raw.get("batches", default.batches)
+    if isinstance(batches, bool) or not isinstance(batches, int) or batches < 1:
+        problems.append(f"quickdev.batches must be a whole number ≥ 1, got {batches!r}; using 2")
+        batches = default.batches
+
+    runs_dir: Any = raw.get("runsDir", default.runs_dir)
+    if not isinstance(runs_dir, str) or not runs_dir.strip():
+        problems.append("quickdev.runsDir must be a folder path; using .quickdev/runs")
+        runs_dir = default.runs_dir
+
+    lenses = dict(default.lenses)
+    raw_lenses = raw.get("lenses", {})
+    if isinstance(raw_lenses, dict):
+        for kind, on in raw_lenses.items():
+            if kind in lenses and isinstance(on, bool):
+                lenses[kind] = on
+            else:
+                problems.append(f"quickdev.lenses.{kind} is not a known lens switch; ignored")
+    else:
+        problems.append("quickdev.lenses must be an object of booleans; ignored")
+
+    return Settings(python=python or None, batches=batches, runs_dir=runs_dir, lenses=lenses), (
+        problems
+    )
+
+
+def setup(server: QuickdevServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: QuickdevServer, params: types.InitializeParams) -> None:
+        _apply(ls, params.initialization_options)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def on_change(ls: QuickdevServer, params: types.DidChangeConfigurationParams) -> None:
+        raw = params.settings
+        if not raw:  # the client only says "changed": ask for the section
+            values = await ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+            )
+            raw = values[0] if values else None
+        _apply(ls, raw)
+
+
+def _apply(ls: QuickdevServer, raw: object) -> None:
+    settings, problems = parse_settings(raw)
+    ls.state.settings = settings
+    log.info("settings: %s", settings)
+    for problem in problems:
+        ls.show_error(problem)

@@ -1,0 +1,170 @@
+"""Code lenses from the real server: what the editor shows above entry points and steps."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+from server_helpers import lenses, open_document, server_pid, torch_loaded_in, uri
+
+pytestmark = pytest.mark.asyncio
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines()) if needle in line)
+
+
+def summary(found: list[types.CodeLens]) -> list[tuple[int, str, str]]:
+    return [
+        (lens.range.start.line, lens.command.title, lens.command.command)
+        for lens in found
+        if lens.command is not None
+    ]
+
+
+async def test_entry_and_step_lenses(client: LanguageClient, workspace: Path) -> None:
+    path = workspace / "train lit.py"
+    text = path.read_text()
+    found = await lenses(client, open_document(client, path))
+    guard = line_of(text, 'if __name__ == "__main__":')
+    shown = summary(found)
+    assert shown[:3] == [
+        (guard, "Quick-dev run", "quickdev.lens.run"),
+        (guard, "Debug", "quickdev.lens.debug"),
+        (guard, "Profile", "quickdev.lens.profile"),
+    ]
+    assert found[0].command is not None
+    assert list(found[0].command.arguments or []) == [{"script": str(path)}]
+    steps = {
+        lens.range.start.line: (lens.command.arguments or [None])[0]
+        for lens in found
+        if lens.command and lens.command.command == "quickdev.lens.debugStep"
+    }
+    training = line_of(text, "def training_step")
+    assert training in steps
+    # The breakpoint goes on the first statement after the docstring.
+    assert steps[training] == {
+        "script": str(path),
+        "file": str(path),
+        "line": line_of(text, "x, y = batch"),
+    }
+    assert line_of(text, "def __getitem__") in steps
+    assert line_of(text, "def validation_step") in steps
+    assert not torch_loaded_in(server_pid(client))
+
+
+async def test_step_in_a_module_runs_the_nearest_entry_script(
+    client: LanguageClient, workspace: Path
+) -> None:
+    path = workspace / "models" / "backbone.py"
+    # The start-up scan finds the entry scripts; ask explicitly to not race it.
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="quickdev.scanWorkspace", arguments=[{}])
+    )
+    found = await lenses(client, open_document(client, path))
+    (lens,) = found
+    assert lens.command is not None and lens.command.command == "quickdev.lens.debugStep"
+    argument = (lens.command.arguments or [None])[0]
+    assert argument["file"] == str(path)
+    assert argument["script"] in {str(workspace / "train lit.py"), str(workspace / "loop.py")}
+
+
+async def test_lenses_follow_edits_and_survive_syntax_errors(
+    client: LanguageClient, workspace: Path
+) -> None:
+    path = workspace / "train lit.py"
+    text = path.read_text()
+    document_uri = open_document(client, path)
+    before = summary(await lenses(client, document_uri))
+
+    def change(version: int, new_text: str) -> None:
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=document_uri, version=version
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=new_text)],
+            )
+        )
+
+    change(2, "import os\nimport sys\n" + text)
+    after = summary(await lenses(client, document_uri))
+    assert after == [(line + 2, title, command) for line, title, command in before]
+
+    # Typing an unclosed parenthesis: lenses stay (shifted by the edit), nothing crashes.
+    broken = "import os\nimport sys\n" + text.replace("def main() -> None:", "def main(")
+    change(3, broken)
+    assert summary(await lenses(client, document_uri)) == after
+
+    change(4, "")
+    assert await lenses(client, document_uri) == []
+
+
+async def test_lens_switches_from_configuration(client: LanguageClient, workspace: Path) -> None:
+    document_uri = open_document(client, workspace / "train lit.py")
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"quickdev": {"lenses": {"debug": False, "step": False}}}
+        )
+    )
+    titles = {title for _, title, _ in summary(await lenses(client, document_uri))}
+    assert titles == {"Quick-dev run", "Profile"}
+
+
+@pytest.mark.parametrize(
+    "document_uri",
+    [
+        "untitled:Untitled-1",
+        "vscode-notebook-cell:/home/u/nb.ipynb#W0sZmlsZQ%3D%3D",
+    ],
+)
+async def test_unsaved_buffers_and_notebook_cells_get_no_lenses(
+    client: LanguageClient, document_uri: str
+) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=document_uri,
+                language_id="python",
+                version=1,
+                text='if __name__ == "__main__":\n    pass\n',
+            )
+        )
+    )
+    assert await lenses(client, document_uri) == []
+
+
+async def test_closed_files_with_odd_encodings(client: LanguageClient, workspace: Path) -> None:
+    latin = workspace / "latin.py"
+    latin.write_bytes(
+        "# -*- coding: latin-1 -*-\n# é\nif __name__ == '__main__':\n    pass\n".encode("latin-1")
+    )
+    assert [lens.range.start.line for lens in await lenses(client, uri(latin))] == [2, 2, 2]
+    garbage = workspace / "garbage.py"
+    garbage.write_bytes(b"\xff\xfe\x00 not python \x80\x81")
+    assert await lenses(client, uri(garbage)) == []
+    assert await lenses(client, uri(workspace / "missing.py")) == []
+
+
+async def test_fifty_thousand_line_file(client: LanguageClient, workspace: Path) -> None:
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(16_000))
+    text = body + "\nif __name__ == '__main__':\n    f1(1)\n"
+    assert text.count("\n") > 48_000
+    started = time.monotonic()
+    found = await lenses(client, open_document(client, workspace / "huge.py", text))
+    assert time.monotonic() - started < 30
+    assert {lens.range.start.line for lens in found} == {text.count("\n") - 2}
+
+
+async def test_bad_settings_are_reported_not_fatal(client: LanguageClient, workspace: Path) -> None:
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"quickdev": {"batches": "many"}})
+    )
+    document_uri = open_document(client, workspace / "train lit.py")
+    assert await lenses(client, document_uri)  # the server still answers
+    messages: list[Any] = [m.message for m in client.messages]
+    assert any("quickdev.batches" in m for m in messages), messages
