@@ -1,15 +1,28 @@
 // Activation: wires the modules together and keeps the server in step with settings and trust.
 import * as vscode from "vscode";
-import { createLogger, log, showLog } from "./logger";
+import { registerCommands } from "./commands";
+import { registerDebugging } from "./debug";
+import { Jobs } from "./jobs";
+import { createLogger, log } from "./logger";
 import { checkInterpreter, onPythonExtensionChange, resolveInterpreter } from "./python";
 import { RestartQueue } from "./restartQueue";
+import { RunStore } from "./runs";
+import { RunsView } from "./runsView";
 import { QuickdevServer } from "./server";
-import { SECTION } from "./settings";
+import { SECTION, readSettings } from "./settings";
+import { TensorBoardPanels } from "./tensorboardPanel";
+
+let stopServer: (() => Promise<void>) | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   context.subscriptions.push(createLogger());
   const server = new QuickdevServer(context.extensionPath);
-  context.subscriptions.push(server);
+  stopServer = () => server.stop();
+  const store = new RunStore();
+  const panels = new TensorBoardPanels();
+  const jobs = new Jobs(server, store, panels);
+  const runsView = new RunsView(store);
+  context.subscriptions.push(server, store, panels, runsView);
 
   const restarts = new RestartQueue(async () => {
     if (!vscode.workspace.isTrusted) {
@@ -22,27 +35,40 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return;
     }
     await server.start(interpreter);
+    await jobs.refreshRuns();
   });
+  const restart = (): Promise<void> => restarts.request();
 
   context.subscriptions.push(
-    vscode.commands.registerCommand("quickdev.restartServer", () => restarts.request()),
-    vscode.commands.registerCommand("quickdev.showLog", showLog),
+    ...registerCommands(server, jobs, panels, restart),
+    vscode.window.createTreeView("quickdev.runs", { treeDataProvider: runsView }),
+    server.onRunChanged((summary) => store.update(summary)),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${SECTION}.python`)) {
-        void restarts.request();
+        void restart();
       } else if (event.affectsConfiguration(SECTION)) {
         void server.sendSettings();
       }
     }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void restarts.request()),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void restart()),
   );
-  const pythonChange = await onPythonExtensionChange(() => void restarts.request());
-  if (pythonChange) {
-    context.subscriptions.push(pythonChange);
-  }
-  void restarts.request();
+  registerDebugging(context, jobs, () => server.python);
+  // The server starts in the background: activation must not wait for Python.
+  void restart();
+  // The Python extension's choice matters only while quickdev.python is empty.
+  const onPythonChange = (): void => {
+    if (!readSettings().python.trim()) {
+      void restart();
+    }
+  };
+  void onPythonExtensionChange(onPythonChange).then((subscription) => {
+    if (subscription) {
+      context.subscriptions.push(subscription);
+    }
+  });
 }
 
-export function deactivate(): void {
-  // The server is a disposable in the context's subscriptions; VS Code stops it.
+export function deactivate(): Promise<void> | undefined {
+  // Waiting here lets the server shut down cleanly (its jobs and TensorBoard with it).
+  return stopServer?.();
 }

@@ -86,3 +86,27 @@ export const LENS_COMMANDS = {
 } as const;
 
 export const RUN_CHANGED = "quickdev/runChanged";
+
+/** The argument of a lens command: `[{"script", "file"?, "line"?}]`, line 0-based. */
+export interface LensArgument {
+  script: string;
+  file?: string;
+  line?: number;
+}
+
+export function parseLensArgument(value: unknown): LensArgument | undefined {
+  if (typeof value !== "object" || value === null) {
+    return undefined;
+  }
+  const { script, file, line } = value as Record<string, unknown>;
+  if (typeof script !== "string" || script === "") {
+    return undefined;
+  }
+  if (line !== undefined && (typeof line !== "number" || !Number.isInteger(line) || line < 0)) {
+    return undefined;
+  }
+  if (file !== undefined && (typeof file !== "string" || file === "")) {
+    return undefined;
+  }
+  return { script, file: file as string | undefined, line: line as number | undefined };
+}

@@ -4,7 +4,6 @@ import {
   type LensSettings,
   type QuickdevSettings,
   type VariableContext,
-  resolveRunsDir,
   resolveVariables,
 } from "./settingsResolve";
 
@@ -49,10 +48,7 @@ export function serverSettings(pythonPath: string): QuickdevSettings {
   return {
     ...settings,
     python: pythonPath,
-    runsDir: resolveRunsDir(settings.runsDir, context),
+    // Relative runs directories stay relative: the server puts one under each workspace folder.
+    runsDir: resolveVariables(settings.runsDir, context),
   };
-}
-
-export function resolveSettingValue(value: string): string {
-  return resolveVariables(value, variableContext());
 }

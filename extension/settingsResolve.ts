@@ -88,12 +88,3 @@ export function pickInterpreter(
   }
   return { path: DEFAULT_INTERPRETER, source: "default" };
 }
-
-/** The runs directory made absolute against the first workspace folder. */
-export function resolveRunsDir(runsDir: string, context: VariableContext): string {
-  const resolved = resolveVariables(runsDir, context);
-  if (path.isAbsolute(resolved) || !context.workspaceFolder) {
-    return resolved;
-  }
-  return path.join(context.workspaceFolder, resolved);
-}

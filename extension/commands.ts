@@ -1,0 +1,106 @@
+// Palette commands, the code lens commands the server's lenses carry, and the Runs view actions.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { debugScript } from "./debug";
+import type { Jobs } from "./jobs";
+import { generateLaunchConfigurations } from "./launchConfig";
+import { showLog } from "./logger";
+import { LENS_COMMANDS, type RunSummary, parseLensArgument } from "./protocol";
+import type { QuickdevServer } from "./server";
+import type { TensorBoardPanels } from "./tensorboardPanel";
+
+/** The saved Python file in the editor, or undefined after telling the user why not. */
+async function currentScript(): Promise<string | undefined> {
+  const document = vscode.window.activeTextEditor?.document;
+  if (!document || document.languageId !== "python") {
+    void vscode.window.showErrorMessage("Quickdev: open a Python training script first.");
+    return undefined;
+  }
+  if (document.isUntitled) {
+    void vscode.window.showErrorMessage("Quickdev: save the script to a file first; jobs run files from disk.");
+    return undefined;
+  }
+  if (document.isDirty && !(await document.save())) {
+    return undefined;
+  }
+  return document.uri.fsPath;
+}
+
+function lensHandler(run: (script: string, file: string | undefined, line: number | undefined) => unknown) {
+  return (argument: unknown): unknown => {
+    const parsed = parseLensArgument(argument);
+    if (!parsed) {
+      void vscode.window.showErrorMessage(
+        `Quickdev: a code lens sent ${JSON.stringify(argument)}; expected {"script": path}. Run 'Quickdev: Restart Server'.`,
+      );
+      return undefined;
+    }
+    return run(parsed.script, parsed.file, parsed.line);
+  };
+}
+
+async function openAt(file: string, line: number): Promise<void> {
+  const position = new vscode.Position(Math.max(line, 0), 0);
+  await vscode.window.showTextDocument(vscode.Uri.file(file), {
+    selection: new vscode.Range(position, position),
+  });
+}
+
+export function registerCommands(
+  server: QuickdevServer,
+  jobs: Jobs,
+  panels: TensorBoardPanels,
+  restart: () => Promise<void>,
+): vscode.Disposable[] {
+  const register = vscode.commands.registerCommand;
+  return [
+    register("quickdev.generateLaunchConfigurations", () => generateLaunchConfigurations(server)),
+    register("quickdev.runCurrentFile", async () => {
+      const script = await currentScript();
+      return script && jobs.run("run", script);
+    }),
+    register("quickdev.profileCurrentFile", async () => {
+      const script = await currentScript();
+      return script && jobs.run("profile", script);
+    }),
+    register("quickdev.debugCurrentFile", async () => {
+      const script = await currentScript();
+      return script && debugScript(script);
+    }),
+    register("quickdev.showTensorBoard", () => jobs.openTensorBoard()),
+    register("quickdev.showRuns", async () => {
+      await vscode.commands.executeCommand("quickdev.runs.focus");
+      await jobs.refreshRuns();
+    }),
+    register("quickdev.refreshRuns", () => jobs.refreshRuns()),
+    register("quickdev.restartServer", restart),
+    register("quickdev.showLog", showLog),
+    register("quickdev.tensorboard.refresh", () => panels.refreshActive()),
+
+    register(LENS_COMMANDS.run, lensHandler((script) => jobs.run("run", script))),
+    register(LENS_COMMANDS.profile, lensHandler((script) => jobs.run("profile", script))),
+    register(LENS_COMMANDS.debug, lensHandler((script) => debugScript(script))),
+    register(
+      LENS_COMMANDS.debugStep,
+      lensHandler((script, file, line) => debugScript(script, line === undefined ? undefined : { file: file ?? script, line })),
+    ),
+
+    register("quickdev.run.openResult", async (run: RunSummary) => {
+      const result = vscode.Uri.file(path.join(run.runDir, "result.json"));
+      try {
+        await vscode.window.showTextDocument(result, { preview: true });
+      } catch {
+        void vscode.window.showWarningMessage(`Quickdev: run ${run.runId} wrote no result.json (in ${run.runDir}).`);
+      }
+    }),
+    register("quickdev.run.openTensorBoard", (run: RunSummary) => jobs.openTensorBoard(run.runId)),
+    register("quickdev.run.openError", async (run: RunSummary) => {
+      if (!run.error?.file) {
+        void vscode.window.showInformationMessage(`Quickdev: run ${run.runId} has no failing line.`);
+        return;
+      }
+      // result.json lines are Python's, 1-based.
+      await openAt(run.error.file, (run.error.line ?? 1) - 1);
+    }),
+  ];
+}

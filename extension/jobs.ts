@@ -1,0 +1,195 @@
+// Quick-dev jobs as the user sees them: progress, cancellation, the message at the end.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { log } from "./logger";
+import {
+  type JobMode,
+  type RunSummary,
+  type StartJobAnswer,
+  type StartJobArgs,
+  type TensorBoardAnswer,
+  isError,
+} from "./protocol";
+import { describeRun, endMessage } from "./runFormat";
+import type { RunStore } from "./runs";
+import type { QuickdevServer } from "./server";
+import type { TensorBoardPanels } from "./tensorboardPanel";
+import { ensureTrusted } from "./trust";
+
+export type JobOptions = Omit<StartJobArgs, "script" | "mode">;
+
+// Notifications drive the UI; this poll only covers a notification that never arrives.
+const POLL_MS = 2_000;
+
+export class Jobs {
+  constructor(
+    private readonly server: QuickdevServer,
+    private readonly store: RunStore,
+    private readonly panels: TensorBoardPanels,
+  ) {}
+
+  /** Runs or profiles a script with cancellable progress; a profile opens in TensorBoard. */
+  async run(mode: Exclude<JobMode, "debug">, script: string, options: JobOptions = {}): Promise<void> {
+    if (!ensureTrusted()) {
+      return;
+    }
+    const name = path.basename(script);
+    const final = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Quickdev: ${mode === "profile" ? "profiling" : "running"} ${name}`,
+        cancellable: true,
+      },
+      async (progress, token) => {
+        const answer = await this.server.command<StartJobAnswer>("quickdev.startJob", {
+          script,
+          mode,
+          ...withCwd(script, options),
+        });
+        if (isError(answer)) {
+          void vscode.window.showErrorMessage(answer.error);
+          return undefined;
+        }
+        log.info(`${mode} ${script}: run ${answer.runId} in ${answer.runDir}`);
+        const updates = this.store.onDidChange((run) => {
+          if (run?.runId === answer.runId) {
+            progress.report({ message: describeRun(run) });
+          }
+        });
+        const cancel = token.onCancellationRequested(() => {
+          void this.server.command("quickdev.cancelJob", { runId: answer.runId });
+        });
+        try {
+          return await this.waitForEnd(answer.runId, token);
+        } finally {
+          updates.dispose();
+          cancel.dispose();
+        }
+      },
+    );
+    if (!final) {
+      return;
+    }
+    if (mode === "profile" && (final.status === "passed" || final.status === "stopped")) {
+      await this.openTensorBoard(final.runId);
+    }
+    this.announce(final);
+  }
+
+  /** Starts a job under debugpy and answers where to attach; undefined if it could not start. */
+  async startDebug(args: Omit<StartJobArgs, "mode">, token?: vscode.CancellationToken): Promise<StartJobAnswer | undefined> {
+    if (!ensureTrusted()) {
+      return undefined;
+    }
+    const answer = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Quickdev: starting ${path.basename(args.script)} under the debugger`,
+        cancellable: false,
+      },
+      () =>
+        this.server.command<StartJobAnswer>("quickdev.startJob", {
+          ...withCwd(args.script, args),
+          script: args.script,
+          mode: "debug",
+        }),
+    );
+    if (isError(answer)) {
+      void vscode.window.showErrorMessage(answer.error);
+      return undefined;
+    }
+    if (token?.isCancellationRequested) {
+      void this.cancel(answer.runId);
+      return undefined;
+    }
+    if (!answer.attach) {
+      void vscode.window.showErrorMessage(
+        `Quickdev: the debug job ${answer.runId} did not report where to attach; see 'Quickdev: Show Log'.`,
+      );
+      return undefined;
+    }
+    log.info(`debug ${args.script}: run ${answer.runId}, debugpy on ${answer.attach.host}:${answer.attach.port}`);
+    void this.waitForEnd(answer.runId).then((final) => final && this.announce(final));
+    return answer;
+  }
+
+  async cancel(runId: string): Promise<void> {
+    const answer = await this.server.command<{ cancelled: boolean }>("quickdev.cancelJob", { runId });
+    if (isError(answer)) {
+      log.warn(answer.error);
+    }
+  }
+
+  async openTensorBoard(runId?: string): Promise<void> {
+    if (!ensureTrusted()) {
+      return;
+    }
+    const answer = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "Quickdev: starting TensorBoard" },
+      () => this.server.command<TensorBoardAnswer>("quickdev.openTensorBoard", runId ? { runId } : {}),
+    );
+    if (isError(answer)) {
+      void vscode.window.showErrorMessage(answer.error);
+      return;
+    }
+    await this.panels.show(answer.url, answer.run ? `TensorBoard: ${answer.run}` : "TensorBoard");
+  }
+
+  /** Fills the store from the server (after a (re)start). */
+  async refreshRuns(): Promise<void> {
+    const answer = await this.server.command<{ runs: RunSummary[] }>("quickdev.listRuns", {});
+    if (isError(answer)) {
+      log.warn(answer.error);
+      return;
+    }
+    this.store.replaceAll(answer.runs);
+  }
+
+  private async waitForEnd(runId: string, token?: vscode.CancellationToken): Promise<RunSummary | undefined> {
+    const timer = setInterval(() => void this.poll(runId), POLL_MS);
+    try {
+      return await this.store.waitForEnd(runId, token);
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  private async poll(runId: string): Promise<void> {
+    const answer = await this.server.command<{ run: RunSummary }>("quickdev.getRun", { runId });
+    if (!isError(answer) && answer.run) {
+      const known = this.store.get(runId);
+      if (!known || known.status !== answer.run.status) {
+        this.store.update(answer.run);
+      }
+    }
+  }
+
+  private announce(run: RunSummary): void {
+    const message = endMessage(run);
+    if (run.status === "failed") {
+      const actions = run.error?.file ? ["Go to Failing Line", "Show Result"] : ["Show Result"];
+      void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
+        if (choice === "Go to Failing Line") {
+          void vscode.commands.executeCommand("quickdev.run.openError", run);
+        } else if (choice === "Show Result") {
+          void vscode.commands.executeCommand("quickdev.run.openResult", run);
+        }
+      });
+    } else {
+      void vscode.window.showInformationMessage(message, "Show Result").then((choice) => {
+        if (choice) {
+          void vscode.commands.executeCommand("quickdev.run.openResult", run);
+        }
+      });
+    }
+  }
+}
+
+/** Jobs run from the folder that holds the script unless told otherwise. */
+function withCwd(script: string, options: JobOptions): JobOptions {
+  if (options.cwd) {
+    return options;
+  }
+  const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script));
+  return { ...options, cwd: folder?.uri.fsPath ?? path.dirname(script) };
+}

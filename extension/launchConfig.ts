@@ -1,0 +1,114 @@
+// "Quickdev: Generate Launch Configurations": every folder's .vscode/launch.json and the
+// .code-workspace file, edited in place without touching what the user wrote.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { folderAdditions, relativeScript, workspaceAdditions } from "./launchConfigs";
+import { type LaunchAdditions, addToLaunch } from "./launchEdits";
+import { log } from "./logger";
+import { type ScanAnswer, isError } from "./protocol";
+import type { QuickdevServer } from "./server";
+
+const BOM = "\uFEFF";
+
+type FileOutcome = { uri: vscode.Uri; file: string } & ({ added: number } | { problem: string });
+
+async function readText(uri: vscode.Uri): Promise<string> {
+  try {
+    return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+  } catch (error) {
+    if (error instanceof vscode.FileSystemError && error.code === "FileNotFound") {
+      return "";
+    }
+    throw error;
+  }
+}
+
+function displayName(uri: vscode.Uri): string {
+  return vscode.workspace.asRelativePath(uri, true);
+}
+
+/** Edits one file; a malformed or unsaved file is reported and left as it is. */
+async function editFile(uri: vscode.Uri, additions: LaunchAdditions, root: readonly string[]): Promise<FileOutcome> {
+  const file = displayName(uri);
+  const open = vscode.workspace.textDocuments.find((document) => document.uri.toString() === uri.toString());
+  if (open?.isDirty) {
+    return { uri, file, problem: "it has unsaved changes; save it and run the command again" };
+  }
+  const raw = await readText(uri);
+  const bom = raw.startsWith(BOM) ? BOM : "";
+  const outcome = addToLaunch(raw.slice(bom.length), additions, root);
+  if (outcome.kind === "malformed") {
+    return { uri, file, problem: `it is not valid JSON (${outcome.problem}); it was left unchanged` };
+  }
+  if (outcome.kind === "unchanged") {
+    return { uri, file, added: 0 };
+  }
+  await vscode.workspace.fs.createDirectory(vscode.Uri.joinPath(uri, ".."));
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(bom + outcome.text));
+  log.info(`${file}: added ${outcome.added.join(", ")}`);
+  return { uri, file, added: outcome.added.length };
+}
+
+async function entryScripts(server: QuickdevServer, folders: readonly vscode.WorkspaceFolder[]): Promise<Map<string, string[]> | string> {
+  const answer = await server.command<ScanAnswer>("quickdev.scanWorkspace", {
+    folders: folders.map((folder) => folder.uri.fsPath),
+  });
+  if (isError(answer)) {
+    return answer.error;
+  }
+  const byFolder = new Map<string, string[]>();
+  for (const scanned of answer.folders) {
+    const scripts = scanned.entryScripts.map((script) => relativeScript(scanned.folder, script.path));
+    byFolder.set(path.resolve(scanned.folder), scripts);
+  }
+  return byFolder;
+}
+
+export async function generateLaunchConfigurations(server: QuickdevServer): Promise<void> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  if (folders.length === 0) {
+    void vscode.window.showErrorMessage("Quickdev: open a folder or workspace first; launch configurations live in it.");
+    return;
+  }
+  const scan = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: "Quickdev: finding entry scripts" },
+    () => entryScripts(server, folders),
+  );
+  if (typeof scan === "string") {
+    void vscode.window.showWarningMessage(`${scan} Only "Current File" configurations were added.`);
+  }
+  const scripts = (folder: vscode.WorkspaceFolder): string[] =>
+    typeof scan === "string" ? [] : (scan.get(path.resolve(folder.uri.fsPath)) ?? []);
+
+  const outcomes: FileOutcome[] = [];
+  for (const folder of folders) {
+    const uri = vscode.Uri.joinPath(folder.uri, ".vscode", "launch.json");
+    outcomes.push(await editFile(uri, folderAdditions(scripts(folder)), []));
+  }
+  const workspaceFile = vscode.workspace.workspaceFile;
+  if (workspaceFile?.scheme === "file") {
+    const additions = workspaceAdditions(folders.map((folder) => ({ name: folder.name, entryScripts: scripts(folder) })));
+    if (additions.configurations.length > 0) {
+      outcomes.push(await editFile(workspaceFile, additions, ["launch"]));
+    }
+  }
+  report(outcomes);
+}
+
+function report(outcomes: readonly FileOutcome[]): void {
+  for (const outcome of outcomes) {
+    if ("problem" in outcome) {
+      void vscode.window
+        .showErrorMessage(`Quickdev: ${outcome.file}: ${outcome.problem}.`, "Open File")
+        .then((choice) => choice && vscode.window.showTextDocument(outcome.uri));
+    }
+  }
+  const changed = outcomes.filter((outcome) => "added" in outcome) as { file: string; added: number }[];
+  const added = changed.filter((outcome) => outcome.added > 0);
+  if (added.length > 0) {
+    const list = added.map((outcome) => `${outcome.file} (+${outcome.added})`).join(", ");
+    void vscode.window.showInformationMessage(`Quickdev: added launch configurations to ${list}.`);
+  } else if (changed.length > 0) {
+    void vscode.window.showInformationMessage("Quickdev: the launch configurations are already there; nothing to add.");
+  }
+}

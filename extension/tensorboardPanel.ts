@@ -1,0 +1,115 @@
+// TensorBoard in a webview: one panel per TensorBoard server (one server per runs directory).
+import { randomBytes } from "node:crypto";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { log } from "./logger";
+import { type SourceLink, originOf, parseSourceLink, tensorBoardHtml } from "./tensorboardPage";
+
+const VIEW_TYPE = "quickdev.tensorboard";
+
+/** The address the webview can load: a port-forwarded or proxied one when remote. */
+async function externalUrl(url: string): Promise<string> {
+  const parsed = new URL(url);
+  const external = await vscode.env.asExternalUri(vscode.Uri.parse(`${parsed.origin}/`));
+  const base = external.toString(true).replace(/\/$/, "");
+  return `${base}${parsed.pathname}${parsed.search}${parsed.hash}`;
+}
+
+export class TensorBoardPanels implements vscode.Disposable {
+  private readonly panels = new Map<string, vscode.WebviewPanel>();
+  private readonly shown = new Map<string, string>();
+
+  /** Shows `url` (a TensorBoard page) in the panel of its server, creating it if needed. */
+  async show(url: string, title: string): Promise<void> {
+    const key = originOf(url);
+    const frameUrl = await externalUrl(url);
+    log.info(`TensorBoard ${url} shown as ${frameUrl}`);
+    let panel = this.panels.get(key);
+    if (!panel) {
+      panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, {
+        enableScripts: true,
+        retainContextWhenHidden: true,
+        localResourceRoots: [],
+      });
+      this.panels.set(key, panel);
+      const created = panel;
+      created.onDidDispose(() => {
+        this.panels.delete(key);
+        this.shown.delete(key);
+      });
+      created.webview.onDidReceiveMessage((message: unknown) => {
+        const link = parseSourceLink(message);
+        if (link) {
+          void openSource(link);
+        }
+      });
+    }
+    panel.title = title;
+    // Setting the same page again would reload TensorBoard and lose the user's place in it.
+    if (this.shown.get(key) !== frameUrl) {
+      this.shown.set(key, frameUrl);
+      panel.webview.html = tensorBoardHtml(frameUrl, randomBytes(16).toString("base64"));
+    }
+    panel.reveal();
+  }
+
+  /** Reloads the active TensorBoard panel (new runs appear after a reload). */
+  refreshActive(): void {
+    for (const panel of this.panels.values()) {
+      if (panel.active) {
+        void panel.webview.postMessage({ type: "refresh" });
+      }
+    }
+  }
+
+  dispose(): void {
+    for (const panel of this.panels.values()) {
+      panel.dispose();
+    }
+  }
+}
+
+/** Opens a profiler stack frame's file beside the panel; asks for it when it is not here. */
+export async function openSource(link: SourceLink): Promise<void> {
+  let uri = vscode.Uri.file(resolveAgainstWorkspace(link.filename));
+  if (!(await exists(uri))) {
+    const choice = await vscode.window.showWarningMessage(
+      `Quickdev: ${link.filename} does not exist on this machine. Locate the file?`,
+      "Locate…",
+    );
+    if (choice !== "Locate…") {
+      return;
+    }
+    const picked = await vscode.window.showOpenDialog({
+      canSelectMany: false,
+      openLabel: `Open as ${path.basename(link.filename)}`,
+      defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri,
+    });
+    if (!picked?.[0]) {
+      return;
+    }
+    uri = picked[0];
+  }
+  const document = await vscode.workspace.openTextDocument(uri);
+  const line = Math.min(link.line, Math.max(document.lineCount - 1, 0));
+  const position = new vscode.Position(line, 0);
+  await vscode.window.showTextDocument(document, {
+    viewColumn: vscode.ViewColumn.Beside,
+    selection: new vscode.Range(position, position),
+    preserveFocus: false,
+  });
+}
+
+function resolveAgainstWorkspace(filename: string): string {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return path.isAbsolute(filename) || !folder ? filename : path.join(folder, filename);
+}
+
+async function exists(uri: vscode.Uri): Promise<boolean> {
+  try {
+    await vscode.workspace.fs.stat(uri);
+    return true;
+  } catch {
+    return false;
+  }
+}
