@@ -1,0 +1,193 @@
+"""Bad input ends with a clear one-line message and a result.json that says what happened."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def _script(tmp_path: Path, body: str, name: str = "script.py") -> Path:
+    path = tmp_path / name
+    path.write_text(body)
+    return path
+
+
+def _one_usage_line(run: Any) -> str:
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, run.stderr
+    return lines[0]
+
+
+def test_missing_script(run_quickdev: Any, tmp_path: Path) -> None:
+    run = run_quickdev("no_such_train.py", cwd=tmp_path)
+    assert run.returncode == 2
+    line = _one_usage_line(run)
+    assert "no such script: no_such_train.py" in line and "check the path" in line
+    assert run.result["status"] == "failed"
+    assert run.result["error"]["type"] == "UsageError"
+    saved = json.loads((run.run_dir / "result.json").read_text())
+    assert saved["error"]["message"] == run.result["error"]["message"]
+
+
+def test_directory_instead_of_script(run_quickdev: Any, tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    run = run_quickdev("project", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "project is a directory" in _one_usage_line(run)
+    assert run.result["status"] == "failed"
+
+
+def test_missing_module(run_quickdev: Any, tmp_path: Path) -> None:
+    run = run_quickdev("-m", "no_such_package.train", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "no_such_package" in _one_usage_line(run)
+
+
+def test_unknown_option(run_quickdev: Any, tmp_path: Path) -> None:
+    run = run_quickdev("--epochs", "3", "train.py", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "unrecognized arguments: --epochs" in _one_usage_line(run)
+
+
+def test_unwritable_runs_dir(run_quickdev: Any, tmp_path: Path) -> None:
+    script = _script(tmp_path, "print('hello')\n")
+    # /proc refuses new directories even to root, unlike a chmod-ed folder.
+    run = run_quickdev("--runs-dir", "/proc/quickdev-runs", str(script), cwd=tmp_path)
+    assert run.returncode == 2
+    line = _one_usage_line(run)
+    assert "cannot write the run directory" in line and "--runs-dir" in line
+    assert "hello" not in run.stdout
+
+
+def test_syntax_error(run_quickdev: Any, tmp_path: Path) -> None:
+    script = _script(tmp_path, "import torch\n\ndef main(:\n    pass\n")
+    run = run_quickdev(str(script), cwd=tmp_path)
+    assert run.returncode == 1
+    error = run.result["error"]
+    assert error["type"] == "SyntaxError"
+    assert (error["file"], error["line"]) == (str(script), 3)
+
+
+def test_sys_exit_code_is_recorded(run_quickdev: Any, tmp_path: Path) -> None:
+    script = _script(tmp_path, "import sys\n\nprint('bye')\nsys.exit(3)\n")
+    run = run_quickdev(str(script), cwd=tmp_path)
+    assert run.returncode == 1
+    assert run.result["status"] == "failed"
+    assert run.result["exit_code"] == 3
+    assert (run.result["error"]["file"], run.result["error"]["line"]) == (str(script), 4)
+
+
+def test_sys_exit_zero_passes(run_quickdev: Any, tmp_path: Path) -> None:
+    script = _script(tmp_path, "import sys\nsys.exit(0)\n")
+    run = run_quickdev(str(script), cwd=tmp_path)
+    assert run.returncode == 0
+    assert run.result["status"] == "passed"
+    assert run.result["exit_code"] == 0
+
+
+def test_hang_ends_at_timeout(run_quickdev: Any, tmp_path: Path) -> None:
+    script = _script(tmp_path, "import time\n\ntime.sleep(600)\n")
+    started = time.monotonic()
+    run = run_quickdev("--timeout", "2", str(script), cwd=tmp_path)
+    assert time.monotonic() - started < 60
+    assert run.returncode == 0
+    assert run.result["status"] == "stopped"
+    assert run.result["stop_reason"] == "timeout"
+
+
+STEPS_FOREVER = """\
+import torch
+
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(1_000_000):
+    try:
+        optimizer.zero_grad()
+        loss = model(torch.randn(8, 4)).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+    except Exception:
+        print("swallowed the stop")
+"""
+
+
+def test_user_except_exception_cannot_swallow_the_stop(run_quickdev: Any, tmp_path: Path) -> None:
+    script = _script(tmp_path, STEPS_FOREVER)
+    run = run_quickdev("--max-steps", "3", str(script), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.result["status"] == "stopped"
+    assert run.result["optimizer_steps"] == 3
+    assert "swallowed" not in run.stdout
+
+
+def test_write_to_read_only_place(run_quickdev: Any, tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        "import torch\n"
+        "torch.save({'w': torch.ones(2)}, '/proc/quickdev-model.pt')\n"
+        "print('saved')\n"
+        "open('/proc/quickdev-notes.txt', 'w').write('notes')\n",
+    )
+    run = run_quickdev(str(script), cwd=tmp_path)
+    # torch.save is redirected into the run dir; the plain open() fails at its line.
+    assert "saved" in run.stdout
+    (redirection,) = run.result["redirected_outputs"]
+    assert redirection["requested"] == "/proc/quickdev-model.pt"
+    assert Path(redirection["written"]).is_file()
+    assert run.returncode == 1
+    error = run.result["error"]
+    assert error["type"] in {"PermissionError", "FileNotFoundError", "OSError"}
+    assert (error["file"], error["line"]) == (str(script), 4)
+
+
+BATCHES_FOREVER = """\
+import time
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(torch.arange(100.0), batch_size=10)
+while True:
+    for batch in loader:
+        time.sleep(0.05)
+"""
+
+
+def test_killed_job_leaves_a_result(tmp_path: Path) -> None:
+    script = _script(tmp_path, BATCHES_FOREVER)
+    run_dir = tmp_path / ".quickdev" / "runs" / "killed-run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "quickdev", "run", "--run-id", "killed-run", str(script)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            progress = run_dir / "progress.json"
+            if progress.exists() and json.loads(progress.read_text())["batches"] >= 4:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the job never reported batches")
+        assert json.loads((run_dir / "result.json").read_text())["status"] == "running"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["status"] == "killed"
+    assert result["stop_reason"] == "signal SIGTERM"
+    (loader,) = result["loaders"]
+    assert loader["batches"] >= 4
+    assert loader["passes"] >= 2
