@@ -90,6 +90,8 @@ class LightningLimits:
             kwargs["val_check_interval"] = 1.0
             kwargs["check_val_every_n_epoch"] = 1
             kwargs["overfit_batches"] = 0.0
+            # A few steps would log nothing at the default interval of 50.
+            kwargs["log_every_n_steps"] = 1
         if self.budget.max_steps is not None:
             user_max = kwargs.get("max_steps", -1)
             kwargs["max_steps"] = (
