@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import quickdev
 import torch
+from torch.optim.optimizer import _global_optimizer_post_hooks
 from torch.utils.data import DataLoader
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -59,7 +60,7 @@ def test_interpreter_is_restored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     )
     global_hooks = (
         len(torch.nn.modules.module._global_forward_hooks),
-        len(torch.optim.optimizer._global_optimizer_post_hooks),
+        len(_global_optimizer_post_hooks),
     )
     argv, path = list(sys.argv), list(sys.path)
     result = quickdev.run(str(EXAMPLES / "train_loop.py"), args=["--epochs", "1"])
@@ -77,7 +78,7 @@ def test_interpreter_is_restored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert after == before
     assert global_hooks == (
         len(torch.nn.modules.module._global_forward_hooks),
-        len(torch.optim.optimizer._global_optimizer_post_hooks),
+        len(_global_optimizer_post_hooks),
     )
     assert (sys.argv, sys.path) == (argv, path)
     assert len(DataLoader(torch.arange(100.0), batch_size=10)) == 10
