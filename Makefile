@@ -63,7 +63,7 @@ ext-build: $(NODE_STAMP)
 	node esbuild.config.mjs
 
 # Type checks (strict tsc) and unit tests of the extension's pure parts.
-ext-check: $(NODE_STAMP)
+ext-check: ext-build
 	node_modules/.bin/tsc -p .
 	node --test out/tests/extension/
 

@@ -11,6 +11,9 @@ const options = {
   external: ["vscode"],
   format: "cjs",
   platform: "node",
+  // jsonc-parser's UMD build requires its parts at run time, which a bundle cannot follow; its
+  // ES module build bundles cleanly.
+  mainFields: ["module", "main"],
   target: "node20",
   // Source maps only while developing: they would double the VSIX for no user benefit.
   sourcemap: watch,
