@@ -1,0 +1,296 @@
+"""Quick-dev jobs through the real server and the real ``quickdev run`` (torch in the job).
+
+Lens → startJob → progress → runChanged → result → diagnostic, then a good run clears it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+from server_helpers import execute, lenses, open_document, server_pid, torch_loaded_in
+
+pytestmark = pytest.mark.asyncio
+
+SCRIPT = """\
+import argparse
+import os
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Pairs(Dataset):
+    def __init__(self, delay):
+        self.delay = delay
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        time.sleep(self.delay)
+        return torch.randn(4), torch.randn(1)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--crash", action="store_true")
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--pid-file")
+    args = parser.parse_args()
+    if args.pid_file:
+        with open(args.pid_file, "w") as f:
+            f.write(str(os.getpid()))
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(args.epochs):
+        for x, y in DataLoader(Pairs(args.delay), batch_size=8):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            if args.crash:
+                raise ValueError("loss exploded on purpose")
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+DEADLINE_S = 120.0
+
+
+@pytest.fixture
+def script(workspace: Path) -> Path:
+    path = workspace / "train me.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def collect_run_changes(client: LanguageClient) -> list[dict[str, Any]]:
+    changes: list[dict[str, Any]] = []
+
+    @client.feature("quickdev/runChanged")
+    def on_run_changed(params: Any) -> None:
+        changes.append(plain(params))
+
+    return changes
+
+
+def plain(value: Any) -> Any:
+    """pygls hands unknown notifications over as nested namedtuples; tests want JSON."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+async def wait_for(condition: Callable[[], Any], what: str) -> Any:
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def final(changes: list[dict[str, Any]], run_id: str) -> dict[str, Any] | None:
+    done = ("passed", "failed", "stopped", "killed", "cancelled")
+    return next(
+        (c for c in reversed(changes) if c["runId"] == run_id and c["status"] in done), None
+    )
+
+
+async def test_failed_run_becomes_a_diagnostic_and_a_good_run_clears_it(
+    client: LanguageClient, script: Path
+) -> None:
+    changes = collect_run_changes(client)
+    document_uri = open_document(client, script)
+    run_lens = next(
+        lens
+        for lens in await lenses(client, document_uri)
+        if lens.command and lens.command.command == "quickdev.lens.run"
+    )
+    assert run_lens.command is not None
+    lens_argument = dict((run_lens.command.arguments or [{}])[0])
+
+    answer = await execute(
+        client, "quickdev.startJob", {**lens_argument, "mode": "run", "args": ["--crash"]}
+    )
+    assert "error" not in answer, answer
+    run_id = answer["runId"]
+    failed = await wait_for(lambda: final(changes, run_id), "the failed run to end")
+    assert failed["status"] == "failed"
+    assert "loss exploded on purpose" in failed["error"]["message"]
+
+    crash_line = SCRIPT.splitlines().index(
+        '                raise ValueError("loss exploded on purpose")'
+    )
+    diagnostics = await wait_for(lambda: client.diagnostics.get(document_uri), "a diagnostic")
+    (diagnostic,) = diagnostics
+    assert diagnostic.range.start.line == crash_line
+    assert diagnostic.source == "quickdev"
+    assert "ValueError: loss exploded on purpose" in diagnostic.message
+
+    # Progress: begun with a title, ended with the status.
+    token = f"quickdev/run/{run_id}"
+    reports = client.progress_reports[token]
+    assert isinstance(reports[0], types.WorkDoneProgressBegin)
+    assert reports[0].title == "Quick-dev run: train me.py"
+    assert reports[0].cancellable
+    await wait_for(
+        lambda: isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd),
+        "progress end",
+    )
+    assert client.progress_reports[token][-1].message == "failed"
+
+    # Without "args", the server shortens the run through the script's own --epochs.
+    answer = await execute(client, "quickdev.startJob", {"script": str(script)})
+    assert answer["args"] == ["--epochs", "1"]
+    passed = await wait_for(lambda: final(changes, answer["runId"]), "the good run to end")
+    assert passed["status"] == "passed", passed
+    assert passed["batches"] >= 2
+    assert len(passed["losses"]) >= 1
+    await wait_for(lambda: len(client.diagnostics[document_uri]) == 0, "the diagnostic to clear")
+
+    listed = await execute(client, "quickdev.listRuns", {})
+    statuses = {r["runId"]: r["status"] for r in listed["runs"]}
+    assert statuses[run_id] == "failed" and statuses[answer["runId"]] == "passed"
+    detail = await execute(client, "quickdev.getRun", {"runId": run_id})
+    assert detail["result"]["status"] == "failed"
+    assert detail["result"]["error"]["type"] == "ValueError"
+    assert not torch_loaded_in(server_pid(client))
+
+
+async def test_cancel_from_the_progress_notification_kills_the_job(
+    client: LanguageClient, script: Path, tmp_path: Path
+) -> None:
+    changes = collect_run_changes(client)
+    pid_file = tmp_path / "job.pid"
+    answer = await execute(
+        client,
+        "quickdev.startJob",
+        {"script": str(script), "args": ["--delay", "60", "--pid-file", str(pid_file)]},
+    )
+    run_id = answer["runId"]
+    job_pid = int(await wait_for(lambda: pid_file.is_file() and pid_file.read_text(), "pid"))
+    token = f"quickdev/run/{run_id}"
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    cancelled = await wait_for(lambda: final(changes, run_id), "the cancelled run")
+    assert cancelled["status"] == "cancelled"
+    await wait_for(lambda: not Path(f"/proc/{job_pid}").exists(), "the job process to exit")
+
+
+async def test_cancel_job_command(client: LanguageClient, script: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "job.pid"
+    answer = await execute(
+        client,
+        "quickdev.startJob",
+        {"script": str(script), "args": ["--delay", "60", "--pid-file", str(pid_file)]},
+    )
+    job_pid = int(await wait_for(lambda: pid_file.is_file() and pid_file.read_text(), "pid"))
+    assert await execute(client, "quickdev.cancelJob", {"runId": answer["runId"]}) == {
+        "cancelled": True
+    }
+    await wait_for(lambda: not Path(f"/proc/{job_pid}").exists(), "the job process to exit")
+    assert await execute(client, "quickdev.cancelJob", {"runId": answer["runId"]}) == {
+        "cancelled": False
+    }
+    detail = await execute(client, "quickdev.getRun", {"runId": answer["runId"]})
+    assert detail["run"]["status"] == "cancelled"
+
+
+async def test_debug_job_answers_where_to_attach(client: LanguageClient, script: Path) -> None:
+    answer = await execute(
+        client,
+        "quickdev.startJob",
+        {"script": str(script), "mode": "debug", "breakAt": {"file": str(script), "line": 30}},
+    )
+    assert "error" not in answer, answer
+    attach = answer["attach"]
+    assert attach["host"] == "127.0.0.1"
+    with socket.create_connection((attach["host"], attach["port"]), timeout=10):
+        pass  # debugpy is listening where the server said
+    assert await execute(client, "quickdev.cancelJob", {"runId": answer["runId"]}) == {
+        "cancelled": True
+    }
+
+
+@pytest.mark.parametrize(
+    ("argument", "expected"),
+    [
+        ({}, 'missing "script"'),
+        ({"script": "train.py"}, "must be an absolute path"),
+        ({"script": "/no/such/dir/train.py"}, "not found; save it to disk first"),
+        ({"script": "SCRIPT", "mode": "fast"}, '"mode" must be one of run, profile, debug'),
+        ({"script": "SCRIPT", "batches": 0}, '"batches" must be a whole number'),
+        ({"script": "SCRIPT", "args": "--epochs 1"}, '"args" must be a list of strings'),
+        ({"script": "SCRIPT", "breakAt": {"line": 3}}, '"breakAt" must be'),
+    ],
+)
+async def test_bad_start_requests_answer_one_line(
+    client: LanguageClient, script: Path, argument: dict[str, Any], expected: str
+) -> None:
+    if argument.get("script") == "SCRIPT":
+        argument = {**argument, "script": str(script)}
+    answer = await execute(client, "quickdev.startJob", argument)
+    assert expected in answer["error"]
+    assert "\n" not in answer["error"]
+
+
+async def test_unknown_runs_and_malformed_arguments(client: LanguageClient) -> None:
+    for command in ("quickdev.cancelJob", "quickdev.getRun"):
+        answer = await execute(client, command, {"runId": "nope"})
+        assert "no run nope" in answer["error"]
+    answer = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="quickdev.listRuns", arguments=[1, 2])
+    )
+    assert "takes one JSON object argument" in answer["error"]
+
+
+async def test_interpreter_without_torch(
+    client: LanguageClient, script: Path, tmp_path: Path
+) -> None:
+    venv = tmp_path / "no torch"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"quickdev": {"python": str(python)}})
+    )
+    answer = await execute(client, "quickdev.startJob", {"script": str(script)})
+    assert answer["error"] == (
+        f"the job interpreter {python} has no torch; set quickdev.python to an interpreter "
+        "with torch installed"
+    )
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"quickdev": {"python": str(tmp_path / "missing" / "python")}}
+        )
+    )
+    answer = await execute(client, "quickdev.startJob", {"script": str(script)})
+    assert "cannot run the job interpreter" in answer["error"]
+
+
+async def test_unwritable_runs_directory(client: LanguageClient, script: Path) -> None:
+    blocker = script.parent / "a file"
+    blocker.write_text("not a folder")
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"quickdev": {"runsDir": "a file/runs"}})
+    )
+    answer = await execute(client, "quickdev.startJob", {"script": str(script)})
+    assert "cannot write the runs directory" in answer["error"]
+    assert "set quickdev.runsDir to a writable folder" in answer["error"]
+    # The server is still fine.
+    assert (await execute(client, "quickdev.listRuns", {}))["runs"] == []
