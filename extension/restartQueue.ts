@@ -16,6 +16,11 @@ export class RestartQueue {
     return this.running;
   }
 
+  /** Resolves when no restart is running (at once if none is). */
+  settled(): Promise<void> {
+    return this.running ?? Promise.resolve();
+  }
+
   private async loop(): Promise<void> {
     try {
       do {

@@ -43,7 +43,11 @@ export class QuickdevServer implements vscode.Disposable {
   /** Fires with true when the server is ready, false when it stops. */
   readonly onReadyChanged = this.stateChanged.event;
 
-  constructor(private readonly extensionPath: string) {}
+  /** `settled` resolves when any (re)start in progress has finished. */
+  constructor(
+    private readonly extensionPath: string,
+    private readonly settled: () => Promise<void>,
+  ) {}
 
   get python(): string | undefined {
     return this.interpreter?.path;
@@ -76,7 +80,9 @@ export class QuickdevServer implements vscode.Disposable {
     client.onDidChangeState((event) => this.stateChanged.fire(event.newState === State.Running));
     this.client = client;
     log.info(`starting the language server with ${interpreter.path}`);
+    const started = performance.now();
     await client.start();
+    log.info(`language server ready in ${(performance.now() - started).toFixed(1)} ms`);
     client.onNotification(RUN_CHANGED, (summary: RunSummary) => this.runChanged.fire(summary));
   }
 
@@ -104,6 +110,8 @@ export class QuickdevServer implements vscode.Disposable {
 
   /** Runs a server command; a failure comes back as `{error}` with a line to show the user. */
   async command<T>(name: string, argument: object): Promise<Answer<T>> {
+    // A command right after activation or a settings change waits for the server to be up.
+    await this.settled();
     if (!this.client || !this.isReady()) {
       return {
         error:

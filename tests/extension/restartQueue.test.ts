@@ -41,3 +41,19 @@ test("a failing restart does not stop later ones", async () => {
   await queue.request();
   assert.equal(calls, 2);
 });
+
+test("settled waits for the restart in progress, and is immediate when idle", async () => {
+  let finished = false;
+  let release: (() => void) | undefined;
+  const queue = new RestartQueue(async () => {
+    await new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    finished = true;
+  });
+  await queue.settled();
+  void queue.request();
+  const settled = queue.settled().then(() => finished);
+  release?.();
+  assert.equal(await settled, true);
+});
