@@ -13,6 +13,9 @@ from today's torch:
 * Torch no longer puts a "Call stack" on operator events; stacks come as separate
   python_function events. The plugin's "View CallStack" (and its jump-to-source
   message to the embedding editor) stayed empty; the stacks are rebuilt from those.
+* The plugin's pages wait for Google Charts from www.gstatic.com and spin forever
+  without internet (as on many training machines); when that script cannot load,
+  the page now falls back to a small local renderer of the same chart API.
 * pandas 3 warns on every GPU trace about a keyword the plugin passes; silenced.
 """
 
@@ -23,6 +26,7 @@ import os
 import threading
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 RESCAN_INTERVAL_S = 1.0
@@ -33,6 +37,14 @@ START_METHOD = "fork"
 log = logging.getLogger(__name__)
 
 TraceFiles = tuple[tuple[str, int, int], ...]
+
+GOOGLE_CHARTS_TAG = '<script src="https://www.gstatic.com/charts/loader.js"></script>'
+# Runs right after the Google Charts tag: if it did not load, load ours in its place.
+FALLBACK_TAG = (
+    "<script>window.google&&google.charts||document.write("
+    "'<script src=\"charts_fallback.js\"><\\/script>')</script>"
+)
+FALLBACK_JS = Path(__file__).with_name("static") / "charts_fallback.js"
 
 
 def add_call_stacks(trace: dict[str, Any]) -> None:
@@ -133,6 +145,29 @@ def _load_run(self: Any, run_dir: str) -> None:
                 self._load_threads.remove(current)
 
 
+def _static_routes() -> dict[str, Any]:
+    """The plugin's page with the chart fallback wired in, and the fallback itself."""
+    import torch_tb_profiler
+    from werkzeug import Request, Response
+
+    headers = [("X-Content-Type-Options", "nosniff")]
+    index = Path(torch_tb_profiler.__file__).with_name("static") / "index.html"
+    page = index.read_bytes().replace(
+        GOOGLE_CHARTS_TAG.encode(), (GOOGLE_CHARTS_TAG + FALLBACK_TAG).encode(), 1
+    )
+    fallback = FALLBACK_JS.read_bytes()
+
+    @Request.application
+    def index_html(request: Request) -> Response:
+        return Response(page, content_type="text/html", headers=headers)
+
+    @Request.application
+    def charts_fallback(request: Request) -> Response:
+        return Response(fallback, content_type="application/javascript", headers=headers)
+
+    return {"/index.html": index_html, "/charts_fallback.js": charts_fallback}
+
+
 def apply() -> None:
     """Patch the plugin in this process; must run before TensorBoard creates it."""
     os.environ.setdefault("TORCH_PROFILER_START_METHOD", START_METHOD)
@@ -145,6 +180,16 @@ def apply() -> None:
     consts.MONITOR_RUN_REFRESH_INTERNAL_IN_SECONDS = int(RESCAN_INTERVAL_S)
     TorchProfilerPlugin._monitor_runs = _monitor_runs
     TorchProfilerPlugin._load_run = _load_run
+
+    original_apps = TorchProfilerPlugin.get_plugin_apps
+    static_routes = _static_routes()
+
+    def get_plugin_apps(self: Any) -> dict[str, Any]:
+        apps: dict[str, Any] = original_apps(self)
+        apps.update(static_routes)
+        return apps
+
+    TorchProfilerPlugin.get_plugin_apps = get_plugin_apps
 
     original_from_json = RunProfileData.from_json
 
