@@ -65,6 +65,9 @@ def test_train_loop_writes_run_files(train_loop: Any) -> None:
     progress = (run_dir / "progress.json").read_text()
     assert '"stage": "done"' in progress and '"steps": 6' in progress
     assert list(run_dir.glob("events.out.tfevents.*")), "no TensorBoard event file in the run dir"
+    output = (run_dir / "output.log").read_text()
+    assert "epoch 1: train loss" in output and "test loss" in output
+    assert "epoch 1: train loss" in train_loop.stdout  # still on the terminal too
 
 
 def test_train_loop_scalars_reach_tensorboard(train_loop: Any) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from quickdev.runner import control
+from quickdev.runner import control, output_tee
 from quickdev.runner.control import Budget, JobKilled, StopJob
 from quickdev.runner.events import EventHub
 from quickdev.runner.failure import describe
@@ -144,6 +144,7 @@ def _run_with_limits(
     try:
         if not in_process:
             control.install_kill_handlers(patcher)
+            output_tee.install(patcher, run_dir)
         budget.start()
         control.install_timeout_alarm(budget, patcher)
         progress.write()
@@ -237,6 +238,10 @@ def _import_heavy_modules(options: RunOptions, target: Target) -> None:
 
 def _start_debug_hooks(options: RunOptions, run_dir: Path) -> None:
     """The one place where debugging support joins the job (after heavy imports)."""
+    # Debugger hook: accept a debugger later, on SIGUSR1 (`quickdev attach --run RUN_DIR`).
+    from quickdev.runner.attach import install_attach_handler
+
+    install_attach_handler(run_dir)
     if options.listen is not None:
         from quickdev.runner.debug import start_debugger
 

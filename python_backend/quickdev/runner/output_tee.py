@@ -1,0 +1,48 @@
+"""A copy of the script's stdout and stderr in ``RUN_DIR/output.log``.
+
+Python-level only: text the script (or a library in Python) prints reaches both the
+terminal and the file; output written by C code straight to the file descriptors
+reaches the terminal only.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from quickdev.runner.patching import Patcher
+from quickdev.runner.run_files import STDOUT_FILE
+
+
+class _Tee:
+    """Writes go to the original stream and the log; everything else is the original's."""
+
+    def __init__(self, stream: TextIO, log: TextIO) -> None:
+        self._stream = stream
+        self._log = log
+
+    def write(self, text: str) -> int:
+        written = self._stream.write(text)
+        if not self._log.closed:
+            self._log.write(text)
+        return written
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._stream.flush()
+        if not self._log.closed:
+            self._log.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def install(patcher: Patcher, run_dir: Path) -> None:
+    log = (run_dir / STDOUT_FILE).open("w", encoding="utf-8", errors="replace", buffering=1)
+    patcher.set(sys, "stdout", _Tee(sys.stdout, log))
+    patcher.set(sys, "stderr", _Tee(sys.stderr, log))
+    patcher.on_undo(log.close)
