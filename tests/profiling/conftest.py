@@ -37,7 +37,9 @@ class SlowDataset(Dataset[tuple[torch.Tensor, torch.Tensor]]):
         return self.x[i], self.y[i]
 
 
-def train(hub: EventHub, steps: int, item_delay_s: float = 0.0) -> None:
+def train(
+    hub: EventHub, steps: int, item_delay_s: float = 0.0, fetch_without_step: bool = False
+) -> None:
     model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loader = DataLoader(SlowDataset(item_delay_s), batch_size=8)
@@ -52,6 +54,10 @@ def train(hub: EventHub, steps: int, item_delay_s: float = 0.0) -> None:
         loss.backward()
         opt.step()
         hub.train_step(step + 1, time.perf_counter() - t0)
+    if fetch_without_step:  # as when the next step crashes
+        t0 = time.perf_counter()
+        next(it)
+        hub.batch(ORIGIN, time.perf_counter() - t0)
     hub.job_end()
 
 
@@ -68,6 +74,7 @@ def run_job(tmp_path: Path):  # type: ignore[no-untyped-def]
         profile: ProfileOptions | None = None,
         item_delay_s: float = 0.0,
         sample_interval_s: float | None = None,
+        fetch_without_step: bool = False,
     ) -> Job:
         run_dir = tmp_path / "runs" / f"run{len(list(tmp_path.glob('runs/*')))}"
         options = RunOptions(
@@ -75,7 +82,7 @@ def run_job(tmp_path: Path):  # type: ignore[no-untyped-def]
         )
         hub = EventHub()
         finish = attach_to_job(options, run_dir, hub)
-        train(hub, steps, item_delay_s)
+        train(hub, steps, item_delay_s, fetch_without_step)
         result = JobResult(id=run_dir.name)
         finish(result)
         return Job(run_dir, result)

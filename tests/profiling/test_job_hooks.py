@@ -119,3 +119,10 @@ def test_sampler_writes_cpu_and_memory_scalars(run_job) -> None:  # type: ignore
 def test_sampling_off_writes_no_scalars(run_job) -> None:  # type: ignore[no-untyped-def]
     job = run_job(steps=1, profile=None, sample_interval_s=None)
     assert not list(job.run_dir.glob("events.out.tfevents.*"))
+
+
+def test_a_job_without_training_steps_reports_no_data_wait(run_job) -> None:  # type: ignore[no-untyped-def]
+    """A crash in the first step leaves a fetched batch and no step: not a slow pipeline."""
+    job = run_job(steps=0, profile=ProfileOptions(), item_delay_s=0.01, fetch_without_step=True)
+    assert job.result.profile.data_wait_share == 0.0
+    assert job.result.profile.advice is None

@@ -15,31 +15,36 @@ HIGH_SHARE = 0.3
 
 
 class DataWaitObserver(BaseObserver):
+    """Counts waits up to the last training step: a fetch with no step after it (a
+    crash in the first step, an evaluation pass) says nothing about the training loop."""
+
     def __init__(self) -> None:
         self.wait_by_origin: dict[str, float] = {}
+        self._pending: dict[str, float] = {}
         self._loop_start: float | None = None
-        self._last_event: float | None = None
+        self._last_step: float | None = None
 
     def on_batch(self, origin: str, wait_s: float) -> None:
-        now = time.perf_counter()
         if self._loop_start is None:
             # The loop began when the first fetch began, not when it returned.
-            self._loop_start = now - wait_s
-        self._last_event = now
-        self.wait_by_origin[origin] = self.wait_by_origin.get(origin, 0.0) + wait_s
+            self._loop_start = time.perf_counter() - wait_s
+        self._pending[origin] = self._pending.get(origin, 0.0) + wait_s
 
     def on_train_step(self, step: int, step_time_s: float) -> None:
-        self._last_event = time.perf_counter()
+        self._last_step = time.perf_counter()
+        for origin, wait_s in self._pending.items():
+            self.wait_by_origin[origin] = self.wait_by_origin.get(origin, 0.0) + wait_s
+        self._pending.clear()
 
     @property
     def total_wait_s(self) -> float:
         return sum(self.wait_by_origin.values())
 
     def share(self) -> float:
-        """Waiting time over the loop's wall time, from the first fetch to the last event."""
-        if self._loop_start is None or self._last_event is None:
+        """Waiting time over the loop's wall time, from the first fetch to the last step."""
+        if self._loop_start is None or self._last_step is None:
             return 0.0
-        span = self._last_event - self._loop_start
+        span = self._last_step - self._loop_start
         if span <= 0:
             return 0.0
         return min(1.0, self.total_wait_s / span)

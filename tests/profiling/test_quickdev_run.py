@@ -1,0 +1,88 @@
+"""End to end: ``quickdev run --profile`` on the bundled examples, as a user runs it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import pstats
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def quickdev_run(runs_dir: Path, script: str, *options: str) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "quickdev", "run", *options),
+            *("--runs-dir", str(runs_dir), "--json", str(EXAMPLES / script)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.stdout.strip(), proc.stderr[-2000:]
+    return proc.returncode, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_dir_of(runs_dir: Path, result: dict[str, Any]) -> Path:
+    return Path(result["run_dir"]) if result.get("run_dir") else runs_dir / result["id"]
+
+
+def trace_event_names(path: Path) -> set[str]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return {e.get("name", "") for e in json.load(f)["traceEvents"]}
+
+
+def test_profiled_training_loop(tmp_path: Path) -> None:
+    code, result = quickdev_run(tmp_path, "train_loop.py", "--profile", "--py-profile")
+    assert code == 0, result
+    run_dir = run_dir_of(tmp_path, result)
+    profile = result["profile"]
+    (trace_name,) = profile["trace_files"]
+    assert trace_name.endswith(".pt.trace.json.gz")
+    names = trace_event_names(run_dir / trace_name)
+    assert "ProfilerStep#1" in names  # the second optimizer step, after one warmup step
+    assert "aten::addmm" in names
+    assert "aten::addmm" in [op["name"] for op in profile["top_ops"]]
+    assert 0.0 <= profile["data_wait_share"] <= 1.0
+
+    stats = pstats.Stats(str(run_dir / profile["py_profile"]))
+    files = {file for (file, _line, _func) in stats.stats}  # type: ignore[attr-defined]
+    assert any(f.endswith("train_loop.py") for f in files)
+
+    acc = EventAccumulator(str(run_dir))
+    acc.Reload()
+    assert "system/cpu_percent" in acc.Tags()["scalars"]
+
+
+def test_profiled_lightning_module_steps_with_lightning(tmp_path: Path) -> None:
+    code, result = quickdev_run(tmp_path, "lightning_module.py", "--profile")
+    assert code == 0, result
+    (trace_name,) = result["profile"]["trace_files"]
+    names = trace_event_names(run_dir_of(tmp_path, result) / trace_name)
+    assert "ProfilerStep#1" in names
+    assert "aten::addmm" in names or "aten::mm" in names
+
+
+def test_crashing_script_still_leaves_a_trace_and_no_false_advice(tmp_path: Path) -> None:
+    code, result = quickdev_run(tmp_path, "crash_deep.py", "--profile")
+    assert code == 1
+    assert result["status"] == "failed"
+    profile = result["profile"]
+    (trace_name,) = profile["trace_files"]
+    assert (run_dir_of(tmp_path, result) / trace_name).stat().st_size > 0
+    assert profile["advice"] is None
+
+
+def test_unprofiled_run_has_scalars_but_no_trace(tmp_path: Path) -> None:
+    code, result = quickdev_run(tmp_path, "train_loop.py")
+    assert code == 0, result
+    run_dir = run_dir_of(tmp_path, result)
+    assert result["profile"] is None
+    assert not list(run_dir.glob("*.pt.trace.json*"))
+    assert list(run_dir.glob("events.out.tfevents.*.quickdev"))
