@@ -6,7 +6,6 @@ Workspaces live in a folder whose name has spaces and non-ASCII letters, as user
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,11 +13,10 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from server_helpers import uri
+from pytest_lsp import LanguageClient, client_capabilities
+from server_helpers import SERVER, uri
 
 SAMPLES = Path(__file__).parent.parent / "analysis" / "samples"
-SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "quickdev", "serve"])
 
 
 @pytest.fixture
