@@ -29,6 +29,18 @@ def gone(pid: int) -> bool:
         return True
 
 
+def helpers_left(leader: int) -> list[int]:
+    """Live processes of the server's group: its data server, the plugin's processes."""
+    left = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if os.getpgid(proc.pid) == leader and not gone(proc.pid):
+                left.append(proc.pid)
+        except ProcessLookupError:
+            pass
+    return left
+
+
 def test_starts_on_loopback_and_answers(fresh_logdir: Path) -> None:
     server = ensure_tensorboard(fresh_logdir)
     assert server.url.startswith("http://127.0.0.1:")
@@ -88,8 +100,10 @@ def test_hung_server_is_replaced_and_killed(fresh_logdir: Path) -> None:
 
 def test_stop_ends_the_server_and_forgets_it(fresh_logdir: Path) -> None:
     server = ensure_tensorboard(fresh_logdir)
+    assert len(helpers_left(server.pid)) > 1, "a running server has helper processes"
     assert stop_tensorboard(fresh_logdir) == server.pid
     assert gone(server.pid)
+    poll("its helper processes to exit", lambda: not helpers_left(server.pid))
     assert state.read_record(fresh_logdir.resolve()) is None
     assert stop_tensorboard(fresh_logdir) is None
 
@@ -132,6 +146,7 @@ def test_server_exits_when_its_owner_is_killed(tmp_path: Path) -> None:
         owner.kill()  # no chance to clean up: the server must notice by itself
         owner.wait()
     poll("the orphaned server to exit", lambda: gone(pid), timeout_s=30)
+    poll("its helper processes to exit", lambda: not helpers_left(pid))
 
 
 def test_missing_plugin_names_what_to_install(tmp_path: Path) -> None:

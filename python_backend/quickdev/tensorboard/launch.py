@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import threading
 import time
@@ -18,6 +19,20 @@ INSTALL_HINT = "pip install torch-tb-profiler==0.4.3 tensorboard==2.21.0"
 EXIT_MISSING_PLUGIN = 3
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    # Unwinds the main thread, so exit handlers run: the plugin removes its temporary
+    # directory and multiprocessing ends its helper processes.
+    raise SystemExit(0)
+
+
+def _stop_all() -> None:
+    """Ends this server and its helpers (the data server, the plugin's processes)."""
+    if os.getpgrp() == os.getpid():  # started by the manager: we lead our own group
+        os.killpg(os.getpgrp(), signal.SIGTERM)
+    else:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _watch_owner(owner_pid: int) -> None:
     """Stop this server when the process that owns it has exited, even if killed."""
     while True:
@@ -25,7 +40,8 @@ def _watch_owner(owner_pid: int) -> None:
         try:
             os.kill(owner_pid, 0)
         except ProcessLookupError:
-            os._exit(0)
+            _stop_all()
+            return
         except PermissionError:
             pass  # alive, owned by someone else
 
@@ -61,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_MISSING_PLUGIN
 
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     if args.owner_pid:
         threading.Thread(target=_watch_owner, args=(args.owner_pid,), daemon=True).start()
 
