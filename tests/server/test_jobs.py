@@ -5,6 +5,7 @@ Lens → startJob → progress → runChanged → result → diagnostic, then a 
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from server_helpers import (
     open_document,
     server_pid,
     torch_loaded_in,
+    uri,
     wait_for,
 )
 
@@ -219,3 +221,27 @@ async def test_unwritable_runs_directory(client: LanguageClient, script: Path) -
     assert "set quickdev.runsDir to a writable folder" in answer["error"]
     # The server is still fine.
     assert (await execute(client, "quickdev.listRuns", {}))["runs"] == []
+
+
+async def test_failure_deep_in_a_helper_module_points_at_the_helper(
+    client: LanguageClient, workspace: Path
+) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    for name in ("crash_deep.py", "crash_helpers.py"):
+        shutil.copy(examples / name, workspace / name)
+    changes = collect_run_changes(client)
+    answer = await execute(
+        client, "quickdev.startJob", {"script": str(workspace / "crash_deep.py")}
+    )
+    failed = await wait_for(lambda: final(changes, answer["runId"]), "the run to fail")
+    assert failed["status"] == "failed"
+    helpers = workspace / "crash_helpers.py"
+    helper_uri = uri(helpers)
+    (diagnostic,) = await wait_for(lambda: client.diagnostics.get(helper_uri), "a diagnostic")
+    failing_line = next(
+        i for i, line in enumerate(helpers.read_text().splitlines()) if "return layer(x)" in line
+    )
+    assert diagnostic.range.start.line == failing_line
+    assert diagnostic.range.start.character == 4  # the statement, not its indentation
+    assert diagnostic.message.startswith("RuntimeError: ")
+    assert diagnostic.code == answer["runId"]

@@ -1,0 +1,75 @@
+"""``quickdev.scanWorkspace``: the entry scripts a launch configuration can be made for."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+from server_helpers import execute, lenses, open_document
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_scan_finds_entry_scripts_and_skips_the_rest(
+    client: LanguageClient, workspace: Path
+) -> None:
+    (workspace / ".venv" / "lib").mkdir(parents=True)
+    (workspace / ".venv" / "lib" / "tool.py").write_text("if __name__ == '__main__':\n    pass\n")
+    (workspace / "broken.py").write_text("if __name__ == '__main__':\n    def (\n")
+    (workspace / "binary.py").write_bytes(b"if __name__ == '__main__': \xff\xfe\n")
+    (workspace / "models" / "cli.py").write_text("from x import main\n\nmain()\n")
+    answer = await execute(client, "quickdev.scanWorkspace", {})
+    (folder,) = answer["folders"]
+    assert folder["folder"] == str(workspace)
+    assert folder["entryScripts"] == [
+        {"path": str(workspace / "loop.py"), "kind": "top_level_loop"},
+        {"path": str(workspace / "train lit.py"), "kind": "lightning"},
+        {"path": str(workspace / "models" / "cli.py"), "kind": "main_call"},
+    ]
+
+
+async def test_scan_of_given_folders(
+    client: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other project"
+    other.mkdir()
+    (other / "run.py").write_text("if __name__ == '__main__':\n    print('hi')\n")
+    missing = tmp_path / "missing"
+    answer = await execute(
+        client, "quickdev.scanWorkspace", {"folders": [str(other), str(missing)]}
+    )
+    assert answer["folders"] == [
+        {
+            "folder": str(other),
+            "entryScripts": [{"path": str(other / "run.py"), "kind": "main_guard"}],
+        },
+        {"folder": str(missing), "entryScripts": [], "error": "folder not found"},
+    ]
+    answer = await execute(client, "quickdev.scanWorkspace", {"folders": "not a list"})
+    assert answer == {"error": '"folders" must be a list of folder paths'}
+
+
+async def test_settings_pulled_when_the_client_only_says_they_changed(
+    client: LanguageClient, workspace: Path
+) -> None:
+    """VS Code's newer clients send an empty didChangeConfiguration and answer a pull."""
+    document_uri = open_document(client, workspace / "train lit.py")
+    assert len(await lenses(client, document_uri)) > 3
+    client.set_configuration(
+        {"lenses": {"run": True, "debug": False, "profile": False, "step": False}},
+        section="quickdev",
+    )
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+
+    async def only_run_lens() -> bool:
+        titles = [lens.command.title for lens in await lenses(client, document_uri) if lens.command]
+        return titles == ["Quick-dev run"]
+
+    deadline = time.monotonic() + 30
+    while not await only_run_lens():
+        assert time.monotonic() < deadline, "the pulled settings never took effect"
+        await asyncio.sleep(0.05)
