@@ -159,3 +159,19 @@ def test_missing_plugin_names_what_to_install(tmp_path: Path) -> None:
     message = str(err.value)
     assert "pip install torch-tb-profiler==0.4.3 tensorboard==2.21.0" in message
     assert "\n" not in message
+
+
+def test_a_file_as_logdir_is_a_usage_error(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "result.json"
+    not_a_dir.write_text("{}")
+    proc = subprocess.run(
+        [sys.executable, "-m", "quickdev", "tensorboard", "--logdir", str(not_a_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    (line,) = proc.stderr.strip().splitlines()
+    assert "is a file" in line and "directory that holds the runs" in line
+    assert not_a_dir.read_text() == "{}"

@@ -6,7 +6,15 @@ import json
 import sys
 from pathlib import Path
 
-from quickdev.tensorboard.manager import TensorBoardError, ensure_tensorboard, stop_tensorboard
+from quickdev.tensorboard.manager import (
+    BadLogdir,
+    TensorBoardError,
+    ensure_tensorboard,
+    stop_tensorboard,
+)
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
 
 
 def main(logdir: Path, stop: bool = False) -> int:
@@ -18,6 +26,6 @@ def main(logdir: Path, stop: bool = False) -> int:
         server = ensure_tensorboard(logdir)
     except TensorBoardError as exc:
         print(f"quickdev tensorboard: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_USAGE if isinstance(exc, BadLogdir) else EXIT_FAILED
     print(json.dumps({"url": server.url, "pid": server.pid}), flush=True)
     return 0

@@ -34,6 +34,10 @@ class TensorBoardError(Exception):
     """TensorBoard could not be started; the message is one line that says why."""
 
 
+class BadLogdir(TensorBoardError):
+    """The logdir given cannot be a directory of runs."""
+
+
 @dataclass
 class TensorBoardServer:
     url: str
@@ -189,7 +193,12 @@ def ensure_tensorboard(
     this one). With ``owner_pid`` the server exits when that process does.
     """
     logdir = logdir.expanduser().resolve()
-    logdir.mkdir(parents=True, exist_ok=True)
+    if logdir.exists() and not logdir.is_dir():
+        raise BadLogdir(f"{logdir} is a file; pass the directory that holds the runs")
+    try:
+        logdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadLogdir(f"cannot create the logdir {logdir}: {exc.strerror}") from None
     with state.locked(logdir):
         record = state.read_record(logdir)
         if record is not None:
