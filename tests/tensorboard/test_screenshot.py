@@ -59,7 +59,7 @@ def test_overview_page_renders(
     ARTIFACTS.mkdir(exist_ok=True)
     png = ARTIFACTS / "profiler_overview.png"
     png.unlink(missing_ok=True)
-    chromium(tmp_path / "shot", f"--screenshot={png}", example_server.url + "#pytorch_profiler")
+    chromium(tmp_path / "shot", f"--screenshot={png}", example_server.profiler_url)
     assert png.stat().st_size > 20_000
     with Image.open(png) as image:
         assert image.size == WINDOW

@@ -45,6 +45,11 @@ class TensorBoardServer:
     logdir: Path
     reused: bool = False  # found running rather than started by this call
 
+    @property
+    def profiler_url(self) -> str:
+        """The PyTorch Profiler plugin's page."""
+        return self.url + "#pytorch_profiler"
+
 
 # Servers this process started, so it can reap them when they stop.
 _children: dict[int, subprocess.Popen[bytes]] = {}
@@ -93,12 +98,16 @@ def _answers(url: str, logdir: Path) -> bool:
     return isinstance(env, dict) and env.get("data_location") == str(logdir)
 
 
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pid, sig)  # the launcher leads its own session: this reaches its helpers too
-    except (ProcessLookupError, PermissionError):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, sig)
+def _signal_group(pid: int, sig: int) -> None:
+    if hasattr(os, "killpg"):
+        try:
+            # The launcher leads its own session: this reaches its helpers too.
+            os.killpg(pid, sig)
+            return
+        except (ProcessLookupError, PermissionError):
+            pass
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)  # on Windows, any signal terminates the process
 
 
 def _wait_gone(pid: int, timeout_s: float) -> bool:
@@ -117,7 +126,7 @@ def _kill(pid: int, hung: bool = False) -> None:
         if _wait_gone(pid, STOP_TIMEOUT_S):
             return
     # A hung or stopped process may never act on SIGTERM.
-    _signal_group(pid, signal.SIGKILL)
+    _signal_group(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
     _wait_gone(pid, STOP_TIMEOUT_S)
 
 
