@@ -102,6 +102,37 @@ def test_hang_ends_at_timeout(run_quickdev: Any, tmp_path: Path) -> None:
     assert run.result["stop_reason"] == "timeout"
 
 
+STUCK_IN_NATIVE_CODE = """\
+import signal
+import time
+
+import torch
+from torch.utils.data import DataLoader
+
+for batch in DataLoader(torch.arange(10.0), batch_size=2):
+    pass
+# Ignoring the alarm stands in for native code that never returns to Python (a hung
+# collective, a deadlock in an extension), which a test cannot produce reliably.
+signal.signal(signal.SIGALRM, signal.SIG_IGN)
+time.sleep(600)
+"""
+
+
+def test_hang_in_native_code_still_ends(run_quickdev: Any, tmp_path: Path) -> None:
+    script = _script(tmp_path, STUCK_IN_NATIVE_CODE)
+    started = time.monotonic()
+    # Long enough for the imports to finish on a busy machine, so the alarm hits the sleep.
+    run = run_quickdev("--timeout", "8", str(script), cwd=tmp_path)
+    assert time.monotonic() - started < 60
+    assert run.returncode == 0, run.stderr
+    assert "the script did not respond" in run.stderr
+    assert run.result["status"] == "stopped"
+    assert run.result["stop_reason"] == "timeout"
+    assert run.result["loaders"][0]["batches"] == 2
+    saved = json.loads((run.run_dir / "result.json").read_text())
+    assert saved["status"] == "stopped"
+
+
 STEPS_FOREVER = """\
 import torch
 

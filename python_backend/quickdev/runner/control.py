@@ -82,6 +82,21 @@ def install_timeout_alarm(budget: Budget, patcher: Patcher) -> None:
     patcher.on_undo(undo)
 
 
+# After the alarm, how long the script may take to unwind before the process is ended.
+HARD_STOP_GRACE_S = 10.0
+
+
+def start_hard_stop(budget: Budget, on_expiry: Callable[[], None]) -> Callable[[], None]:
+    """A backstop for a script stuck in native code, where the alarm's exception is never
+    raised: ``on_expiry`` runs on a timer thread. Returns the function that cancels it."""
+    if budget.timeout_s is None:
+        return lambda: None
+    timer = threading.Timer(budget.timeout_s + HARD_STOP_GRACE_S, on_expiry)
+    timer.daemon = True
+    timer.start()
+    return timer.cancel
+
+
 def cancel_timeout_alarm() -> None:
     if _in_main_thread() and hasattr(signal, "setitimer"):
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -25,6 +25,7 @@ from quickdev.runner.failure import describe
 from quickdev.runner.options import RunOptions
 from quickdev.runner.patching import Patcher
 from quickdev.runner.progress import ProgressWriter
+from quickdev.runner.recorder import Recorder
 from quickdev.runner.result import ErrorInfo, JobResult, Limits
 from quickdev.runner.run_dir import create_run_dir, new_run_id
 from quickdev.runner.run_files import LOG_FILE
@@ -138,7 +139,7 @@ def _run_with_limits(
     hub = EventHub()
     budget = Budget(options.max_steps, options.timeout_s)
     progress = ProgressWriter(run_dir)
-    recorder = None
+    recorder: Recorder | None = None
     finalise = None
     exit_code = EXIT_FAILED
     try:
@@ -147,6 +148,11 @@ def _run_with_limits(
             output_tee.install(patcher, run_dir)
         budget.start()
         control.install_timeout_alarm(budget, patcher)
+        if not in_process:
+            cancel_hard_stop = control.start_hard_stop(
+                budget, lambda: _hard_stop(options, run_dir, result, recorder)
+            )
+            patcher.on_undo(cancel_hard_stop)
         progress.write()
         _import_heavy_modules(options, target)
 
@@ -187,11 +193,7 @@ def _run_with_limits(
         control.cancel_timeout_alarm()
         if not in_process:
             control.ignore_further_kills()
-    if recorder is not None:
-        result.loaders = recorder.loaders
-        result.optimizer_steps = recorder.steps
-        result.losses = recorder.losses
-        result.redirected_outputs = recorder.redirections
+    _copy_recorded(result, recorder)
     progress.set_stage("finishing")
     hub.job_end()
     if finalise is not None:
@@ -201,6 +203,37 @@ def _run_with_limits(
             log.exception("the profiling finaliser failed")
     progress.set_stage("done")
     return exit_code
+
+
+def _hard_stop(
+    options: RunOptions, run_dir: Path, result: JobResult, recorder: Recorder | None
+) -> None:
+    """The script ignored the timeout (stuck in native code): record, report, end the process."""
+    log.warning("the script did not stop after the timeout; ending the process")
+    result.status, result.stop_reason = "stopped", "timeout"
+    _copy_recorded(result, recorder)
+    result.duration_s = round((options.timeout_s or 0) + control.HARD_STOP_GRACE_S, 3)
+    result.peak_rss_mb = _peak_rss_mb()
+    result.write(run_dir)
+    stderr = sys.__stderr__ or sys.stderr
+    stderr.write(
+        f"quickdev: stopped at the timeout; the script did not respond, so the process was "
+        f"ended (run dir: {run_dir})\n"
+    )
+    stderr.flush()
+    if options.print_json:
+        out = sys.__stdout__ or sys.stdout
+        out.write(json.dumps(result.to_dict(), default=str) + "\n")
+        out.flush()
+    os._exit(EXIT_PASSED)
+
+
+def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
+    if recorder is not None:
+        result.loaders = recorder.loaders
+        result.optimizer_steps = recorder.steps
+        result.losses = recorder.losses
+        result.redirected_outputs = recorder.redirections
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:
