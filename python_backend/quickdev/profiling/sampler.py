@@ -108,6 +108,11 @@ class ResourceSampler:
         self._writer: Any = None
 
     def start(self) -> None:
+        self._thread.start()
+
+    def _open_writer(self) -> bool:
+        # Importing TensorBoard's writer takes a few tenths of a second; here, in the
+        # sampler's own thread, it overlaps the job instead of delaying its start.
         try:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError:
@@ -115,37 +120,51 @@ class ResourceSampler:
                 "resource sampling is off: the job's interpreter lacks tensorboard "
                 "(pip install tensorboard==2.21.0)"
             )
-            return
+            return False
         self._writer = SummaryWriter(log_dir=str(self.run_dir), filename_suffix=SCALARS_SUFFIX)
-        self._thread.start()
+        return True
 
     def _run(self) -> None:
         readers = [_reader()]
         gpu = _gpu_reader()
         if gpu is not None:
             readers.append(gpu)
-        # Sample at once, then on every tick, and once more at the end, so even a
-        # job shorter than one interval leaves figures to look at.
-        while True:
+        first_at, first = time.time(), self._read(readers)  # the job's start, before the import
+        if not self._open_writer():
+            return
+        if first:
+            self._write(first, first_at)
+        # Sample on every tick and once more at the end, so even a job shorter than
+        # one interval leaves figures to look at.
+        while not self._stop.wait(self.interval_s):
             self._sample(readers)
-            if self._stop.wait(self.interval_s):
-                break
         self._sample(readers)
+        self._writer.close()
 
-    def _sample(self, readers: list[Callable[[], dict[str, float]]]) -> None:
+    @staticmethod
+    def _read(readers: list[Callable[[], dict[str, float]]]) -> dict[str, float]:
         try:
-            now = time.time()
-            for read in readers:
-                for tag, value in read().items():
-                    self._writer.add_scalar(tag, value, self.samples, walltime=now)
-            self.samples += 1
+            return {k: v for read in readers for k, v in read().items()}
         except Exception:
             log.exception("resource sample failed")
+            return {}
+
+    def _sample(self, readers: list[Callable[[], dict[str, float]]]) -> None:
+        now, values = time.time(), self._read(readers)
+        if values:
+            self._write(values, now)
+
+    def _write(self, values: dict[str, float], walltime: float) -> None:
+        try:
+            for tag, value in values.items():
+                self._writer.add_scalar(tag, value, self.samples, walltime=walltime)
+        except Exception:
+            log.exception("writing resource scalars failed")
+        self.samples += 1
 
     def stop(self) -> None:
-        if self._writer is None:
+        """Takes a last sample and closes the events file."""
+        if not self._thread.is_alive():
             return
         self._stop.set()
         self._thread.join(timeout=5)
-        self._writer.close()
-        self._writer = None
