@@ -122,7 +122,8 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
         if in_process:
             sys.argv[:], sys.path[:] = saved_sys
         logger.removeHandler(handler)
-        logger.level, logger.propagate = saved_logger
+        logger.setLevel(saved_logger[0])
+        logger.propagate = saved_logger[1]
         handler.close()
     return JobOutcome(result, exit_code)
 
