@@ -5,6 +5,7 @@ Lens → startJob → progress → runChanged → result → diagnostic, then a 
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -245,3 +246,23 @@ async def test_failure_deep_in_a_helper_module_points_at_the_helper(
     assert diagnostic.range.start.character == 4  # the statement, not its indentation
     assert diagnostic.message.startswith("RuntimeError: ")
     assert diagnostic.code == answer["runId"]
+
+
+async def test_runs_from_a_terminal_are_listed(client: LanguageClient, script: Path) -> None:
+    """A run started with ``quickdev run`` in the folder shows in the Runs view too."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "quickdev", "run", "--json", str(script), "--", "--epochs", "1"],
+        cwd=script.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run_id = json.loads(proc.stdout.strip().splitlines()[-1])["id"]
+    listed = await execute(client, "quickdev.listRuns", {})
+    (summary,) = [r for r in listed["runs"] if r["runId"] == run_id]
+    assert summary["status"] == "passed"
+    assert summary["script"].endswith("train me.py")
+    assert summary["batches"] >= 2
+    detail = await execute(client, "quickdev.getRun", {"runId": run_id})
+    assert detail["result"]["id"] == run_id

@@ -196,6 +196,21 @@ class JobManager:
                 _signal_group(run.process, signal.SIGKILL)
 
     async def _watch(self, run: Run) -> None:
+        try:
+            await self._follow(run)
+        except Exception:
+            # A watcher that dies would leave the run "running" forever.
+            log.exception("watching run %s failed", run.run_id)
+            if not run.finished.is_set():
+                run.status = "failed"
+                run.failure = {
+                    "message": "the server lost track of this run",
+                    "file": None,
+                    "line": None,
+                }
+                run.finished.set()
+
+    async def _follow(self, run: Run) -> None:
         assert run.process is not None
         progress_stamp: float | None = None
         while run.process.poll() is None:
@@ -225,7 +240,7 @@ class JobManager:
         self._read_progress(run)
         try:
             run.result = read_result(run.run_dir)
-        except (OSError, ValueError, TypeError) as exc:
+        except (OSError, ValueError, TypeError, KeyError) as exc:
             log.info("run %s left no readable result: %s", run.run_id, exc)
         if run.status != "cancelled":
             run.status = self._final_status(run, returncode)
@@ -235,6 +250,7 @@ class JobManager:
             run.failure = self._failure(run, returncode)
         run.finished.set()
         log.info("run %s ended: %s (exit %s)", run.run_id, run.status, returncode)
+        # Listeners run last: the run is complete even if one of them fails.
         self._on_change(run)
 
     @staticmethod

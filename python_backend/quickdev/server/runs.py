@@ -270,7 +270,7 @@ def _summaries_on_disk(runs_dir: Path) -> list[dict[str, Any]]:
 def _read(run_dir: Path) -> JobResult | None:
     try:
         return read_result(run_dir)
-    except (OSError, ValueError, TypeError) as exc:
+    except (OSError, ValueError, TypeError, KeyError) as exc:
         log.info("unreadable result in %s: %s", run_dir, exc)
         return None
 

@@ -96,7 +96,7 @@ def _plugin_run_name(logdir: Path, run_dir: Path) -> str:
     """The profiler plugin names a run after the folder holding its traces, from the logdir."""
     try:
         profile = read_result(run_dir).profile
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, KeyError):
         profile = None
     if profile is not None and profile.trace_files:
         trace = Path(profile.trace_files[0])
