@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-from server_helpers import execute, lenses, open_document
+from server_helpers import execute, lenses, open_document, uri
 
 pytestmark = pytest.mark.asyncio
 
@@ -27,8 +27,8 @@ async def test_scan_finds_entry_scripts_and_skips_the_rest(
     assert folder["folder"] == str(workspace)
     assert folder["entryScripts"] == [
         {"path": str(workspace / "loop.py"), "kind": "top_level_loop"},
-        {"path": str(workspace / "train lit.py"), "kind": "lightning"},
         {"path": str(workspace / "models" / "cli.py"), "kind": "main_call"},
+        {"path": str(workspace / "train lit.py"), "kind": "lightning"},
     ]
 
 
@@ -72,4 +72,29 @@ async def test_settings_pulled_when_the_client_only_says_they_changed(
     deadline = time.monotonic() + 30
     while not await only_run_lens():
         assert time.monotonic() < deadline, "the pulled settings never took effect"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_saved_new_script_becomes_the_one_a_module_step_runs(
+    client: LanguageClient, workspace: Path
+) -> None:
+    await execute(client, "quickdev.scanWorkspace", {})
+    module_uri = open_document(client, workspace / "models" / "backbone.py")
+
+    async def step_script() -> str:
+        (lens,) = await lenses(client, module_uri)
+        assert lens.command is not None
+        return str((lens.command.arguments or [{}])[0]["script"])
+
+    assert not (await step_script()).endswith("train_backbone.py")
+    script = workspace / "models" / "train_backbone.py"
+    script.write_text(
+        "from backbone import Backbone\n\nif __name__ == '__main__':\n    Backbone()\n"
+    )
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri(script)))
+    )
+    deadline = time.monotonic() + 30
+    while await step_script() != str(script):
+        assert time.monotonic() < deadline, "the saved script was never picked up"
         await asyncio.sleep(0.05)

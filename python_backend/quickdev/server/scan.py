@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 from quickdev.analysis import analyze_text
 from quickdev.analysis.source import decode_source
@@ -39,6 +40,22 @@ def setup(server: QuickdevServer) -> None:
                 await ls.workspace_code_lens_refresh_async(None)
         except Exception:
             log.exception("workspace scan at start-up failed")
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    async def rescan_saved_file(
+        ls: QuickdevServer, params: types.DidSaveTextDocumentParams
+    ) -> None:
+        """A saved file may have become (or stopped being) an entry script."""
+        fs_path = to_fs_path(params.text_document.uri)
+        path = Path(fs_path) if fs_path else None
+        folder = ls.folder_of(path) if path is not None and path.suffix == ".py" else None
+        if path is None or folder is None or folder not in ls.state.entry_scripts:
+            return
+        kind = await asyncio.to_thread(_entry_kind, path)
+        scripts = [s for s in ls.state.entry_scripts[folder] if s.path != path]
+        if kind is not None:
+            scripts.append(EntryScript(path, kind))
+        ls.state.entry_scripts[folder] = sorted(scripts, key=lambda s: s.path)
 
 
 async def scan_workspace(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
@@ -80,12 +97,12 @@ def scan_folder(folder: Path) -> list[EntryScript]:
             seen += 1
             if seen > MAX_FILES:
                 log.warning("scan of %s stopped after %d Python files", folder, MAX_FILES)
-                return found
+                break
             path = Path(root) / name
             kind = _entry_kind(path)
             if kind is not None:
                 found.append(EntryScript(path, kind))
-    return found
+    return sorted(found, key=lambda s: s.path)
 
 
 def _entry_kind(path: Path) -> str | None:
