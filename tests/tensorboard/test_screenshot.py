@@ -74,3 +74,14 @@ def test_overview_page_renders(
         assert heading in dom
     assert example_run_name in dom
     assert "<svg" in dom
+
+
+def test_trace_viewer_starts_without_internet(
+    example_server: TensorBoardServer, tmp_path: Path
+) -> None:
+    """The Trace view's page needs a web components polyfill it loads from a CDN;
+    here (no internet) the local copy must load, or the viewer is never created."""
+    dom = chromium(
+        tmp_path / "trace", "--dump-dom", example_server.url + PLUGIN + "trace_embedding.html"
+    ).stdout
+    assert "<tr-ui-timeline-view" in dom

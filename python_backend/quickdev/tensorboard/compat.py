@@ -13,9 +13,11 @@ from today's torch:
 * Torch no longer puts a "Call stack" on operator events; stacks come as separate
   python_function events. The plugin's "View CallStack" (and its jump-to-source
   message to the embedding editor) stayed empty; the stacks are rebuilt from those.
-* The plugin's pages wait for Google Charts from www.gstatic.com and spin forever
-  without internet (as on many training machines); when that script cannot load,
-  the page now falls back to a small local renderer of the same chart API.
+* The plugin's pages load scripts from the internet: Google Charts (without it every
+  page spins forever) and the web components polyfill its Trace view needs (current
+  browsers dropped HTML imports). Without internet, as on many training machines,
+  they now fall back to local copies: our small renderer of the same chart API, and
+  the same polyfill release.
 * pandas 3 warns on every GPU trace about a keyword the plugin passes; silenced.
 """
 
@@ -26,6 +28,7 @@ import os
 import threading
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +41,44 @@ log = logging.getLogger(__name__)
 
 TraceFiles = tuple[tuple[str, int, int], ...]
 
-GOOGLE_CHARTS_TAG = '<script src="https://www.gstatic.com/charts/loader.js"></script>'
-# Runs right after the Google Charts tag: if it did not load, load ours in its place.
-FALLBACK_TAG = (
-    "<script>window.google&&google.charts||document.write("
-    "'<script src=\"charts_fallback.js\"><\\/script>')</script>"
+STATIC = Path(__file__).with_name("static")
+
+
+@dataclass(frozen=True)
+class LocalFallback:
+    """A plugin page's script from the internet, and our copy to load when that fails."""
+
+    page: str
+    remote: str  # the src of the page's own script tag
+    loaded: str  # a JavaScript expression, true once the remote script has run
+    local: str  # served beside the page, from our static directory
+
+    def patch(self, html: bytes) -> bytes:
+        tag = f'<script src="{self.remote}"></script>'
+        # Runs right after the page's tag: if that script did not load, load ours.
+        fallback = (
+            f"<script>{self.loaded}||document.write("
+            f"'<script src=\"{self.local}\"><\\/script>')</script>"
+        )
+        if tag.encode() not in html:
+            log.warning("%s no longer loads %s; serving it unchanged", self.page, self.remote)
+        return html.replace(tag.encode(), (tag + fallback).encode(), 1)
+
+
+FALLBACKS = (
+    LocalFallback(
+        page="index.html",
+        remote="https://www.gstatic.com/charts/loader.js",
+        loaded="window.google&&google.charts",
+        local="charts_fallback.js",  # ours: Google Charts may not be hosted elsewhere
+    ),
+    LocalFallback(
+        page="trace_embedding.html",
+        remote="https://cdnjs.cloudflare.com/ajax/libs/webcomponentsjs/0.7.24/webcomponents.min.js",
+        loaded="window.WebComponents",
+        local="webcomponents-0.7.24.min.js",  # the same release, from npm (BSD-3-Clause)
+    ),
 )
-FALLBACK_JS = Path(__file__).with_name("static") / "charts_fallback.js"
 
 
 def add_call_stacks(trace: dict[str, Any]) -> None:
@@ -146,26 +180,26 @@ def _load_run(self: Any, run_dir: str) -> None:
 
 
 def _static_routes() -> dict[str, Any]:
-    """The plugin's page with the chart fallback wired in, and the fallback itself."""
+    """The plugin's pages with local fallbacks wired in, and the fallbacks themselves."""
     import torch_tb_profiler
     from werkzeug import Request, Response
 
+    plugin_static = Path(torch_tb_profiler.__file__).with_name("static")
     headers = [("X-Content-Type-Options", "nosniff")]
-    index = Path(torch_tb_profiler.__file__).with_name("static") / "index.html"
-    page = index.read_bytes().replace(
-        GOOGLE_CHARTS_TAG.encode(), (GOOGLE_CHARTS_TAG + FALLBACK_TAG).encode(), 1
-    )
-    fallback = FALLBACK_JS.read_bytes()
 
-    @Request.application
-    def index_html(request: Request) -> Response:
-        return Response(page, content_type="text/html", headers=headers)
+    def serve(body: bytes, content_type: str) -> Any:
+        @Request.application
+        def route(request: Request) -> Response:
+            return Response(body, content_type=content_type, headers=headers)
 
-    @Request.application
-    def charts_fallback(request: Request) -> Response:
-        return Response(fallback, content_type="application/javascript", headers=headers)
+        return route
 
-    return {"/index.html": index_html, "/charts_fallback.js": charts_fallback}
+    routes: dict[str, Any] = {}
+    for fb in FALLBACKS:
+        page = fb.patch((plugin_static / fb.page).read_bytes())
+        routes["/" + fb.page] = serve(page, "text/html")
+        routes["/" + fb.local] = serve((STATIC / fb.local).read_bytes(), "application/javascript")
+    return routes
 
 
 def apply() -> None:
