@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import pstats
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+FRAME = re.compile(r"^(.+)\((\d+)\): ")  # "file(line): function", as torch names them
 
 
 def quickdev_run(runs_dir: Path, script: str, *options: str) -> tuple[int, dict[str, Any]]:
@@ -54,6 +56,19 @@ def test_profiled_training_loop(tmp_path: Path) -> None:
     stats = pstats.Stats(str(run_dir / profile["py_profile"]))
     files = {file for (file, _line, _func) in stats.stats}  # type: ignore[attr-defined]
     assert any(f.endswith("train_loop.py") for f in files)
+
+    # Every file a stack frame names can be found from the roots the job recorded.
+    roots = json.loads((run_dir / "source_roots.json").read_text())["roots"]
+    with gzip.open(run_dir / trace_name, "rt", encoding="utf-8") as f:
+        frames = [
+            e["name"] for e in json.load(f)["traceEvents"] if e.get("cat") == "python_function"
+        ]
+    frame_files = {
+        m.group(1) for m in map(FRAME.match, frames) if m and not m.group(1).startswith("<")
+    }
+    assert "train_loop.py" in frame_files
+    for file in frame_files:
+        assert any((Path(root) / file).is_file() for root in roots), file
 
     acc = EventAccumulator(str(run_dir))
     acc.Reload()

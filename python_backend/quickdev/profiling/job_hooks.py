@@ -8,7 +8,10 @@ language server.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +25,16 @@ from quickdev.runner.result import JobResult, ProfileSummary
 log = logging.getLogger(__name__)
 
 Finaliser = Callable[[JobResult], None]
+
+# Stack frames in traces name files relative to the job's sys.path ("train.py(12): step",
+# "torch/nn/modules/linear.py(130): forward"); to open one, try these roots in order.
+SOURCE_ROOTS_FILE = "source_roots.json"
+
+
+def write_source_roots(run_dir: Path) -> None:
+    roots = [os.path.abspath(p or os.curdir) for p in sys.path]
+    roots = [r for r in dict.fromkeys(roots) if os.path.isdir(r)]
+    (run_dir / SOURCE_ROOTS_FILE).write_text(json.dumps({"roots": roots}), encoding="utf-8")
 
 
 def attach_to_job(options: RunOptions, run_dir: Path, hub: EventHub) -> Finaliser:
@@ -67,6 +80,10 @@ def attach_to_job(options: RunOptions, run_dir: Path, hub: EventHub) -> Finalise
         summary.top_ops = torch_profile.ops.top()
         summary.data_wait_share = round(data_wait.share(), 4)
         summary.advice = data_wait.advice()
+        try:
+            write_source_roots(run_dir)
+        except OSError:
+            log.exception("writing %s failed", SOURCE_ROOTS_FILE)
         result.profile = summary
 
     return finish
