@@ -96,3 +96,59 @@ def test_random_edits_agree_with_full_parse() -> None:
                 lines = source.splitlines(keepends=True)
                 assert analyzer.update(source) == analyze_text(source)
     assert compared > 50
+
+
+def test_big_regions_wait_for_settle_with_lines_shifted() -> None:
+    """A region over the limit is not parsed on the spot; its steps move with the edit."""
+    methods = "".join(f"    def forward_{i}(self, x):\n        return x\n\n" for i in range(50))
+    source = (
+        "import torch.nn as nn\n\nclass Big(nn.Module):\n"
+        + methods
+        + "    def forward(self, x):\n        return x\n"
+    )
+    analyzer = IncrementalAnalyzer(max_region_lines=40)
+    first = analyzer.update(source)
+    (forward,) = first.steps
+    edited = source.replace(
+        "    def forward_3(self, x):\n", "    def forward_3(self, x):\n        y = 1\n"
+    )
+    pending = analyzer.update(edited)
+    assert analyzer.has_pending
+    assert pending.parsed
+    assert [s.line for s in pending.steps] == [forward.line + 1]
+    assert pending == analyze_text(edited)  # exact: the edit added no def
+    settled = analyzer.settle()
+    assert not analyzer.has_pending
+    assert settled == analyze_text(edited)
+
+
+def test_random_edits_with_a_region_limit_agree_after_settle() -> None:
+    rng = random.Random(99)
+    source = (SAMPLES / "lit_mnist.py").read_text()
+    pool = [*source.splitlines(keepends=True), "    def forward(self, x):\n", "def broken(:\n"]
+    lines = source.splitlines(keepends=True)
+    analyzer = IncrementalAnalyzer(max_region_lines=8)
+    analyzer.update(source)
+    compared = 0
+    for _ in range(300):
+        i = rng.randrange(len(lines) + 1)
+        if rng.random() < 0.5 or not lines:
+            lines.insert(i, rng.choice(pool))
+        elif i < len(lines):
+            del lines[i]
+        text = "".join(lines)
+        analyzer.update(text)
+        if rng.random() < 0.3:
+            result = analyzer.settle()
+            full = analyze_text(text)
+            if full.parsed:
+                compared += 1
+                assert result == full, text
+            else:
+                assert not result.parsed
+        if rng.random() < 0.15:  # the user undoes everything
+            lines = source.splitlines(keepends=True)
+            analyzer.update(source)
+            assert analyzer.settle() == analyze_text(source)
+            compared += 1
+    assert compared > 10

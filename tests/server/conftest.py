@@ -42,8 +42,13 @@ def settings() -> dict[str, Any]:
 async def client(
     lsp_client: LanguageClient, workspace: Path, settings: dict[str, Any]
 ) -> AsyncIterator[None]:
-    # VS Code re-requests lenses when asked to; this client just accepts the request.
-    lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)(lambda *_: None)
+    # VS Code re-requests lenses when asked to; this client counts the requests.
+    lsp_client.lens_refreshes = 0  # type: ignore[attr-defined]
+
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def count_refresh(*_: object) -> None:
+        lsp_client.lens_refreshes += 1  # type: ignore[attr-defined]
+
     await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),

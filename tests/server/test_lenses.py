@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,31 @@ async def test_bad_settings_are_reported_not_fatal(client: LanguageClient, works
     assert await lenses(client, document_uri)  # the server still answers
     messages: list[Any] = [m.message for m in client.messages]
     assert any("quickdev.batches" in m for m in messages), messages
+
+
+async def test_edit_in_a_huge_class_answers_at_once_then_refreshes(
+    client: LanguageClient, workspace: Path
+) -> None:
+    """A class too big to re-parse per keystroke: shifted lenses now, exact ones after a pause."""
+    methods = "".join(f"    def helper_{i}(self, x):\n        return x\n\n" for i in range(400))
+    text = "import torch.nn as nn\n\n\nclass Huge(nn.Module):\n" + methods
+    path = workspace / "huge_model.py"
+    path.write_text(text)
+    document_uri = open_document(client, path)
+    assert await lenses(client, document_uri) == []
+    edited = text + "    def forward(self, x):\n        return x\n"
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=document_uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+    refreshes = client.lens_refreshes  # type: ignore[attr-defined]
+    # Answered at once from the last good analysis, which has no forward yet.
+    assert await lenses(client, document_uri) == []
+    forward_line = edited.count("\n") - 2
+    deadline = time.monotonic() + 30
+    while [lens.range.start.line for lens in await lenses(client, document_uri)] != [forward_line]:
+        assert time.monotonic() < deadline, "the settled analysis never showed the new step"
+        await asyncio.sleep(0.05)
+    assert client.lens_refreshes > refreshes  # type: ignore[attr-defined]

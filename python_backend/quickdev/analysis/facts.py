@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from quickdev.analysis.knobs import knob_from_call
 from quickdev.analysis.model import Knob
@@ -190,3 +190,30 @@ def _outside_functions(stmt: ast.stmt) -> set[int]:
 
 def _relative_knob(knob: Knob, rel: _Rel) -> Knob:
     return Knob(knob.kind, knob.flag, rel(knob.line), knob.is_switch, knob.default)
+
+
+def shift_facts(facts: StatementFacts, from_line: int, delta: int) -> StatementFacts:
+    """The facts after ``delta`` lines were inserted (or removed) before ``from_line``."""
+
+    def move(line: int) -> int:
+        return line + delta if line >= from_line else line
+
+    def move_optional(line: int | None) -> int | None:
+        return None if line is None else move(line)
+
+    def move_function(f: FunctionFact) -> FunctionFact:
+        return FunctionFact(f.name, move(f.line), move(f.body_line))
+
+    return replace(
+        facts,
+        classes=tuple(
+            ClassFact(c.name, c.bases, tuple(move_function(m) for m in c.methods))
+            for c in facts.classes
+        ),
+        functions=tuple(move_function(f) for f in facts.functions),
+        main_guard=move_optional(facts.main_guard),
+        main_call=move_optional(facts.main_call),
+        top_level_loop=move_optional(facts.top_level_loop),
+        fit_calls=tuple(FitCall(move(f.line), f.receiver, f.top_level) for f in facts.fit_calls),
+        knobs=tuple(replace(k, line=move(k.line)) for k in facts.knobs),
+    )

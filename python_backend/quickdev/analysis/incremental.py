@@ -7,6 +7,11 @@ re-parsed on their own, which gives the same tree as a full parse because every 
 at column 0 after complete statements. When that region does not parse, the last good facts
 are kept (shifted past the edit) and the region stays as one "broken" chunk until a later
 edit makes it parse.
+
+With ``max_region_lines``, a region larger than that is not parsed on the spot: its last good
+facts are shifted past the edit (exact for edits that add no ``def`` or ``class``) and the
+region is "pending" until ``settle()`` parses it, which the caller runs once typing pauses.
+
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, replace
 
-from quickdev.analysis.facts import StatementFacts, first_line, statement_facts
+from quickdev.analysis.facts import StatementFacts, first_line, shift_facts, statement_facts
 from quickdev.analysis.model import Analysis
 from quickdev.analysis.resolve import resolve
 from quickdev.analysis.source import split_lines
@@ -25,12 +30,17 @@ _CONTINUATIONS = ("else", "elif", "except", "finally", "case")
 
 @dataclass(frozen=True)
 class _Chunk:
-    """A top-level statement, or a broken region (``facts`` None) holding its last good chunks."""
+    """A top-level statement, or a region not parsed (``facts`` None) with its last good chunks.
+
+    An unparsed region is either pending (not tried yet) or broken (``error`` says why).
+    """
 
     start: int  # 0-based first line, decorators included
     end: int  # 0-based, exclusive
     facts: StatementFacts | None
     stale: tuple[_Chunk, ...] = ()
+    pending: bool = False
+    error: str | None = None
 
     def shifted(self, delta: int) -> _Chunk:
         stale = tuple(c.shifted(delta) for c in self.stale)
@@ -43,18 +53,22 @@ class _Chunk:
 class IncrementalAnalyzer:
     """The analysis of one document across its versions."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_region_lines: int | None = None) -> None:
+        self._max_region_lines = max_region_lines
         self._lines: list[str] | None = None
         self._chunks: list[_Chunk] = []
-        self._error: str | None = None
         self._analysis = Analysis()
+
+    @property
+    def has_pending(self) -> bool:
+        return any(c.facts is None and c.pending for c in self._chunks)
 
     def update(self, text: str) -> Analysis:
         new = split_lines(text)
         old = self._lines
         self._lines = new
         if old is None:
-            self._reparse_all(new, text)
+            self._reparse_all(new)
             return self._analysis
         if new == old:
             return self._analysis
@@ -65,24 +79,55 @@ class IncrementalAnalyzer:
         replaced = [c for c in self._chunks if c.start < end and c.end > start]
         after = [c.shifted(delta) for c in self._chunks if c.start >= end]
         region = new[start : end + delta]
-        try:
-            middle = _parse_chunks("".join(region), start)
-        except (SyntaxError, ValueError) as exc:
-            if _may_join_neighbours(region):
-                self._reparse_all(new, text)
-                if self._error is None:
-                    return self._analysis
-            # Keep the last good facts of the region; those after the edit move with it.
-            stale = tuple(
-                g.shifted(delta) if g.start >= q else g for c in replaced for g in c.good_chunks()
-            )
-            middle = [_Chunk(start, end + delta, None, stale)]
-            self._error = _describe(exc, start)
+
+        def unparsed(pending: bool, error: str | None = None) -> list[_Chunk]:
+            # The region's last good facts; those after the edit move with it.
+            stale = tuple(_moved(g, q, delta) for c in replaced for g in c.good_chunks())
+            return [_Chunk(start, end + delta, None, stale, pending, error)]
+
+        if self._too_big(region):
+            middle = unparsed(pending=True)
+        else:
+            try:
+                middle = _parse_chunks("".join(region), start)
+            except (SyntaxError, ValueError) as exc:
+                if not _may_join_neighbours(region):
+                    middle = unparsed(pending=False, error=_describe(exc, start))
+                elif self._too_big(new):
+                    middle = unparsed(pending=True)
+                else:
+                    self._reparse_all(new)
+                    if not self._chunks or self._chunks[0].facts is not None:
+                        return self._analysis
+                    middle = unparsed(pending=False, error=self._chunks[0].error)
         self._chunks = before + middle + after
-        if all(c.facts is not None for c in self._chunks):
-            self._error = None
         self._analysis = self._combine()
         return self._analysis
+
+    def settle(self) -> Analysis:
+        """Parse the pending regions (each on its own, as ``update`` would have)."""
+        lines = self._lines
+        if lines is None or not self.has_pending:
+            return self._analysis
+        chunks: list[_Chunk] = []
+        for c in self._chunks:
+            if c.facts is not None or not c.pending:
+                chunks.append(c)
+                continue
+            region = lines[c.start : c.end]
+            try:
+                chunks.extend(_parse_chunks("".join(region), c.start))
+            except (SyntaxError, ValueError) as exc:
+                if _may_join_neighbours(region):
+                    self._reparse_all(lines)
+                    return self._analysis
+                chunks.append(replace(c, pending=False, error=_describe(exc, c.start)))
+        self._chunks = chunks
+        self._analysis = self._combine()
+        return self._analysis
+
+    def _too_big(self, lines: list[str]) -> bool:
+        return self._max_region_lines is not None and len(lines) > self._max_region_lines
 
     def _region(self, p: int, q: int, n_old: int) -> tuple[int, int]:
         """Old line range to re-parse: whole chunks around [p, q), and the chunk just before.
@@ -103,22 +148,31 @@ class IncrementalAnalyzer:
                 break
         return start, max(end, q)
 
-    def _reparse_all(self, lines: list[str], text: str) -> None:
+    def _reparse_all(self, lines: list[str]) -> None:
         try:
-            self._chunks = _parse_chunks(text, 0)
-            self._error = None
+            self._chunks = _parse_chunks("".join(lines), 0)
         except (SyntaxError, ValueError) as exc:
             stale = tuple(g for c in self._chunks for g in c.good_chunks())
-            self._chunks = [_Chunk(0, len(lines), None, stale)]
-            self._error = _describe(exc, 0)
+            self._chunks = [_Chunk(0, len(lines), None, stale, False, _describe(exc, 0))]
         self._analysis = self._combine()
 
     def _combine(self) -> Analysis:
         good = [g for c in self._chunks for g in c.good_chunks()]
         analysis = resolve((g.start, g.facts) for g in good if g.facts is not None)
-        if self._error is None:
+        errors = [c.error for c in self._chunks if c.error is not None]
+        if not errors:
             return analysis
-        return replace(analysis, parsed=False, syntax_error=self._error)
+        return replace(analysis, parsed=False, syntax_error=errors[-1])
+
+
+def _moved(chunk: _Chunk, q: int, delta: int) -> _Chunk:
+    """A chunk's position after ``delta`` lines were inserted before old line ``q``."""
+    if chunk.start >= q:
+        return chunk.shifted(delta)
+    if chunk.end <= q or chunk.facts is None:
+        return chunk
+    facts = shift_facts(chunk.facts, q - chunk.start, delta)
+    return replace(chunk, end=chunk.end + delta, facts=facts)
 
 
 def _parse_chunks(text: str, offset: int) -> list[_Chunk]:

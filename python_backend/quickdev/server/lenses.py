@@ -30,6 +30,12 @@ STEP_LENS = ("step", "Debug this step", "quickdev.lens.debugStep")
 
 
 def setup(server: QuickdevServer) -> None:
+    def refresh(uri: str) -> None:
+        if client_refreshes_lenses(server):
+            server.workspace_code_lens_refresh(None)
+
+    server.state.documents.on_settled = refresh
+
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     def code_lens(ls: QuickdevServer, params: types.CodeLensParams) -> list[Lens]:
         uri = params.text_document.uri
@@ -98,6 +104,12 @@ def _entry_script_near(ls: QuickdevServer, path: Path) -> Path:
         if best is None or key < best:
             best, chosen = key, script.path
     return chosen
+
+
+def client_refreshes_lenses(ls: QuickdevServer) -> bool:
+    workspace = ls.client_capabilities.workspace
+    code_lens = workspace.code_lens if workspace else None
+    return bool(code_lens and code_lens.refresh_support)
 
 
 def _lens(line: int, title: str, command: str, argument: dict[str, Any]) -> Lens:

@@ -18,6 +18,7 @@ from quickdev.analysis import analyze_text
 from quickdev.analysis.source import decode_source
 from quickdev.server.app import EntryScript, QuickdevServer
 from quickdev.server.commands import Answer, CommandError, register
+from quickdev.server.lenses import client_refreshes_lenses
 from quickdev.server.log import log
 
 SKIP_DIRS = frozenset(
@@ -36,7 +37,7 @@ def setup(server: QuickdevServer) -> None:
     async def scan_on_start(ls: QuickdevServer, params: types.InitializedParams) -> None:
         try:
             await _scan(ls, ls.workspace_folders())
-            if _client_refreshes_lenses(ls):
+            if client_refreshes_lenses(ls):
                 await ls.workspace_code_lens_refresh_async(None)
         except Exception:
             log.exception("workspace scan at start-up failed")
@@ -116,9 +117,3 @@ def _entry_kind(path: Path) -> str | None:
         return None
     text = decode_source(data)
     return None if text is None else analyze_text(text).script_kind
-
-
-def _client_refreshes_lenses(ls: QuickdevServer) -> bool:
-    workspace = ls.client_capabilities.workspace
-    code_lens = workspace.code_lens if workspace else None
-    return bool(code_lens and code_lens.refresh_support)
