@@ -49,6 +49,7 @@ class Runs:
         if progress is not None:
             progress.update()
         if run.finished.is_set():
+            self.progress.pop(run.run_id, None)
             for uri in self.diagnostics.record(run):
                 self.ls.text_document_publish_diagnostics(
                     types.PublishDiagnosticsParams(

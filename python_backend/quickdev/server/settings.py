@@ -42,9 +42,10 @@ def parse_settings(raw: object) -> tuple[Settings, list[str]]:
     default = Settings()
 
     python = raw.get("python")
-    if python is not None and not (isinstance(python, str) and python.strip()):
+    if python is not None and not isinstance(python, str):
         problems.append("quickdev.python must be a path to a Python interpreter; using default")
         python = None
+    python = python.strip() if python else None  # "" (the default) means the server's own
 
     batches: Any = raw.get("batches", default.batches)
     if isinstance(batches, bool) or not isinstance(batches, int) or batches < 1:

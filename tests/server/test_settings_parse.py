@@ -1,0 +1,53 @@
+"""Settings as the extension sends them: flat or under "quickdev", with its defaults."""
+
+import json
+from pathlib import Path
+
+from quickdev.server.settings import Settings, parse_settings
+
+PACKAGE_JSON = Path(__file__).resolve().parents[2] / "package.json"
+
+
+def package_defaults() -> dict[str, object]:
+    """The defaults declared once, in the extension's package.json."""
+    configuration = json.loads(PACKAGE_JSON.read_text())["contributes"]["configuration"]
+    sections = configuration if isinstance(configuration, list) else [configuration]
+    properties = {k: v for section in sections for k, v in section["properties"].items()}
+    return {
+        key.removeprefix("quickdev."): spec.get("default")
+        for key, spec in properties.items()
+        if key.count(".") == 1
+    }
+
+
+def test_package_json_defaults_give_the_default_settings_without_complaint() -> None:
+    settings, problems = parse_settings(package_defaults())
+    assert problems == []
+    assert settings == Settings()
+
+
+def test_values_flat_or_under_the_section() -> None:
+    raw = {
+        "python": "/opt/env/bin/python",
+        "batches": 5,
+        "runsDir": "/tmp/r",
+        "lenses": {"step": False},
+    }
+    for shape in (raw, {"quickdev": raw}):
+        settings, problems = parse_settings(shape)
+        assert problems == []
+        assert settings.python == "/opt/env/bin/python"
+        assert settings.batches == 5
+        assert settings.runs_dir == "/tmp/r"
+        assert settings.lenses == {"run": True, "debug": True, "profile": True, "step": False}
+
+
+def test_bad_values_fall_back_with_one_line_each() -> None:
+    settings, problems = parse_settings(
+        {"python": 3, "batches": True, "runsDir": "", "lenses": {"run": "yes", "bogus": True}}
+    )
+    assert settings == Settings()
+    assert len(problems) == 5
+    assert all("\n" not in p and p.startswith("quickdev.") for p in problems)
+    assert parse_settings("nonsense")[1] == ["quickdev settings must be an object, got str"]
+    assert parse_settings(None) == (Settings(), [])
