@@ -61,10 +61,12 @@ def parse_settings(raw: object) -> tuple[Settings, list[str]]:
     raw_lenses = raw.get("lenses", {})
     if isinstance(raw_lenses, dict):
         for kind, on in raw_lenses.items():
-            if kind in lenses and isinstance(on, bool):
-                lenses[kind] = on
+            if kind not in lenses:
+                problems.append(f"quickdev.lenses.{kind} is not one of {', '.join(LENS_KINDS)}")
+            elif not isinstance(on, bool):
+                problems.append(f"quickdev.lenses.{kind} must be true or false; ignored")
             else:
-                problems.append(f"quickdev.lenses.{kind} is not a known lens switch; ignored")
+                lenses[kind] = on
     else:
         problems.append("quickdev.lenses must be an object of booleans; ignored")
 
