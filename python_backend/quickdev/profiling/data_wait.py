@@ -6,6 +6,7 @@ Plain Python with no torch import: the runner measures each fetch and tells us.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from quickdev.runner.events import BaseObserver
 
@@ -18,11 +19,15 @@ class DataWaitObserver(BaseObserver):
     """Counts waits up to the last training step: a fetch with no step after it (a
     crash in the first step, an evaluation pass) says nothing about the training loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, overhead_s: Callable[[], float] = lambda: 0.0) -> None:
+        """``overhead_s`` tells the seconds so far spent by the profiler itself inside the
+        loop (writing a trace at the end of a cycle); they are not the loop's time."""
         self.wait_by_origin: dict[str, float] = {}
         self._pending: dict[str, float] = {}
         self._loop_start: float | None = None
         self._last_step: float | None = None
+        self._overhead_s = overhead_s
+        self._overhead_at_last_step = 0.0
 
     def on_batch(self, origin: str, wait_s: float) -> None:
         if self._loop_start is None:
@@ -31,7 +36,10 @@ class DataWaitObserver(BaseObserver):
         self._pending[origin] = self._pending.get(origin, 0.0) + wait_s
 
     def on_train_step(self, step: int, step_time_s: float) -> None:
+        # Runs before the profiler's own step for this event, so the overhead read here
+        # is what lies between the first fetch and now.
         self._last_step = time.perf_counter()
+        self._overhead_at_last_step = self._overhead_s()
         for origin, wait_s in self._pending.items():
             self.wait_by_origin[origin] = self.wait_by_origin.get(origin, 0.0) + wait_s
         self._pending.clear()
@@ -44,7 +52,7 @@ class DataWaitObserver(BaseObserver):
         """Waiting time over the loop's wall time, from the first fetch to the last step."""
         if self._loop_start is None or self._last_step is None:
             return 0.0
-        span = self._last_step - self._loop_start
+        span = self._last_step - self._loop_start - self._overhead_at_last_step
         if span <= 0:
             return 0.0
         return min(1.0, self.total_wait_s / span)

@@ -54,9 +54,10 @@ def attach_to_job(options: RunOptions, run_dir: Path, hub: EventHub) -> Finalise
 
     from quickdev.profiling.torch_profile import TorchProfileObserver
 
-    data_wait = DataWaitObserver()
-    hub.add(data_wait)
     torch_profile = TorchProfileObserver(options.profile, run_dir)
+    # Added first: it must see each step before the profiler spends time on it.
+    data_wait = DataWaitObserver(overhead_s=lambda: torch_profile.step_overhead_s)
+    hub.add(data_wait)
     hub.add(torch_profile)
     py_profile = PythonProfile(run_dir) if options.profile.py_profile else None
     # Started here rather than on the job-start event, so whatever runs between

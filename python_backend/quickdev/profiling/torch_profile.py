@@ -84,6 +84,7 @@ class TorchProfileObserver(BaseObserver):
         self._flush_now = False
         self._started = False
         self._stopped = False
+        self.step_overhead_s = 0.0  # time inside the profiler's step(): trace export mostly
         activities = [ProfilerActivity.CPU]
         if torch.cuda.is_available():
             activities.append(ProfilerActivity.CUDA)
@@ -136,7 +137,9 @@ class TorchProfileObserver(BaseObserver):
     def on_train_step(self, step: int, step_time_s: float) -> None:
         self.start()
         if not self._stopped:
+            began = time.perf_counter()
             self._prof.step()
+            self.step_overhead_s += time.perf_counter() - began
 
     def on_job_end(self) -> None:
         self.stop()
