@@ -283,12 +283,9 @@ def _start_debug_hooks(options: RunOptions, run_dir: Path) -> None:
 
 
 def _add_scalar_writer(hub: EventHub, run_dir: Path) -> None:
-    from quickdev.runner.scalars import ScalarWriter, tensorboard_available
+    from quickdev.runner.scalars import ScalarWriter
 
-    if tensorboard_available():
-        hub.add(ScalarWriter(run_dir))
-    else:
-        log.info("tensorboard is not installed; no TensorBoard scalars for this run")
+    hub.add(ScalarWriter(run_dir))
 
 
 def _log_to(run_dir: Path) -> logging.Handler:

@@ -1,34 +1,26 @@
-"""TensorBoard scalars (loss, step time, data wait) as event files in the run directory.
+"""TensorBoard scalars (loss, step time, data wait) as an event file in the run directory.
 
-Importing TensorBoard costs a few tenths of a second, more than a two-batch job
-itself, so scalars are buffered and written when the job ends, or every few
-seconds once a job runs long enough for someone to watch it live.
+Events are buffered and written when the job ends, or every few seconds once a job
+runs long enough for someone to watch it live.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import logging
 import time
 from pathlib import Path
-from typing import Any
 
+from quickdev.runner.event_file import ScalarEventFile
 from quickdev.runner.events import BaseObserver
 
-log = logging.getLogger(__name__)
-
 _FLUSH_AFTER_S = 5.0
-
-
-def tensorboard_available() -> bool:
-    return importlib.util.find_spec("tensorboard") is not None
+EVENT_FILE_SUFFIX = ".runner"
 
 
 class ScalarWriter(BaseObserver):
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self._pending: list[tuple[str, float, int, float]] = []
-        self._writer: Any = None
+        self._file: ScalarEventFile | None = None
         self._flushed_at = time.monotonic()
         self._batches = 0
 
@@ -44,8 +36,8 @@ class ScalarWriter(BaseObserver):
 
     def on_job_end(self) -> None:
         self.flush()
-        if self._writer is not None:
-            self._writer.close()
+        if self._file is not None:
+            self._file.close()
 
     def _add(self, tag: str, value: float, step: int) -> None:
         self._pending.append((tag, value, step, time.time()))
@@ -56,11 +48,9 @@ class ScalarWriter(BaseObserver):
         self._flushed_at = time.monotonic()
         if not self._pending:
             return
-        if self._writer is None:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self._writer = SummaryWriter(log_dir=str(self.run_dir))
+        if self._file is None:
+            self._file = ScalarEventFile(self.run_dir, EVENT_FILE_SUFFIX)
         for tag, value, step, walltime in self._pending:
-            self._writer.add_scalar(f"quickdev/{tag}", value, step, walltime=walltime)
+            self._file.add_scalar(f"quickdev/{tag}", value, step, walltime)
         self._pending.clear()
-        self._writer.flush()
+        self._file.flush()
