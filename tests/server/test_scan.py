@@ -98,3 +98,30 @@ async def test_a_saved_new_script_becomes_the_one_a_module_step_runs(
     while await step_script() != str(script):
         assert time.monotonic() < deadline, "the saved script was never picked up"
         await asyncio.sleep(0.05)
+
+
+async def test_an_added_workspace_folder_is_scanned(client: LanguageClient, tmp_path: Path) -> None:
+    added = tmp_path / "second folder"
+    added.mkdir()
+    (added / "train.py").write_text("if __name__ == '__main__':\n    pass\n")
+    module = added / "data.py"
+    module.write_text(
+        "from torch.utils.data import Dataset\n\nclass D(Dataset):\n"
+        "    def __getitem__(self, i):\n        return i\n"
+    )
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=uri(added), name=added.name)], removed=[]
+            )
+        )
+    )
+    module_uri = open_document(client, module)
+    deadline = time.monotonic() + 30
+    while True:
+        (lens,) = await lenses(client, module_uri)
+        assert lens.command is not None
+        if (lens.command.arguments or [{}])[0]["script"] == str(added / "train.py"):
+            break
+        assert time.monotonic() < deadline, "the added folder was never scanned"
+        await asyncio.sleep(0.05)

@@ -42,6 +42,19 @@ def setup(server: QuickdevServer) -> None:
         except Exception:
             log.exception("workspace scan at start-up failed")
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def scan_new_folders(
+        ls: QuickdevServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        for removed in params.event.removed:
+            if (path := to_fs_path(removed.uri)) is not None:
+                ls.state.entry_scripts.pop(Path(path), None)
+        added = [Path(p) for f in params.event.added if (p := to_fs_path(f.uri)) is not None]
+        try:
+            await _scan(ls, added)
+        except Exception:
+            log.exception("scanning added workspace folders failed")
+
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def rescan_saved_file(
         ls: QuickdevServer, params: types.DidSaveTextDocumentParams
