@@ -136,3 +136,55 @@ def test_attach_errors_are_one_line(tmp_path: Path) -> None:
 
     answer = quickdev_attach("--pid", str(os.getpid()), "--run", str(no_job))
     assert answer.returncode == 2  # usage: one target only
+
+
+JOB = textwrap.dedent(
+    """
+    import sys
+    import time
+    from pathlib import Path
+
+    import torch
+
+    stop = Path(sys.argv[1])
+    weights = torch.zeros(4)
+    step = 0
+    while not stop.exists():
+        step += 1
+        weights += 1.0  # BREAK
+        time.sleep(0.01)
+    """
+)
+
+
+def test_quickdev_job_without_limits_accepts_debugger_twice(
+    tmp_path: Path, processes: list
+) -> None:
+    script = tmp_path / "long_job.py"
+    script.write_text(JOB, encoding="utf-8")
+    stop = tmp_path / "stop"
+    run_dir = tmp_path / "runs" / "long"
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "quickdev", "run", "--no-limits",
+            "--runs-dir", str(tmp_path / "runs"), "--run-id", "long",
+            str(script), "--", str(stop),
+        ],
+        env=quickdev_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    processes.append(proc)
+    assert wait_for_json_file(run_dir / "attach.json", timeout_s=120)["pid"] == proc.pid
+
+    steps = []
+    for _ in range(2):
+        answer = quickdev_attach("--run", str(run_dir))
+        assert answer.returncode == 0, answer.stderr
+        address = json.loads(answer.stdout.strip().splitlines()[-1])
+        steps.append(read_step_at_breakpoint(address, script, line_of(script, "# BREAK")))
+    assert steps[1] > steps[0] >= 1
+
+    stop.touch()
+    assert proc.wait(timeout=120) == 0
+    assert json.loads((run_dir / "result.json").read_text())["status"] == "passed"
