@@ -21,6 +21,11 @@ export function parseSourceLink(message: unknown): SourceLink | undefined {
   return { filename, line };
 }
 
+/** Quickdev's runs are profiles: open TensorBoard on the PyTorch Profiler plugin's tab. */
+export function withProfilerPlugin(url: string): string {
+  return url.includes("#") ? url : `${url}#pytorch_profiler`;
+}
+
 export function originOf(url: string): string {
   return new URL(url).origin;
 }

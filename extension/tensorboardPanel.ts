@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { log } from "./logger";
-import { type SourceLink, originOf, parseSourceLink, tensorBoardHtml } from "./tensorboardPage";
+import { type SourceLink, originOf, parseSourceLink, tensorBoardHtml, withProfilerPlugin } from "./tensorboardPage";
 
 const VIEW_TYPE = "quickdev.tensorboard";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseSourceLink, tensorBoardHtml } from "../../extension/tensorboardPage";
+import { parseSourceLink, tensorBoardHtml, withProfilerPlugin } from "../../extension/tensorboardPage";
 
 test("source links: the plugin's shape is accepted, line 0 included", () => {
   assert.deepEqual(parseSourceLink({ type: "openSource", filename: "/w/train.py", line: 0 }), {
@@ -57,4 +57,9 @@ test("the page forwards a frame click from the embedded origin and nothing from 
   listener?.({ origin: "http://evil.example", data: { filename: "/etc/passwd", line: 1 } });
   listener?.({ origin: "http://127.0.0.1:6006", data: { filename: "/w/train.py" } });
   assert.deepEqual(posted, [{ type: "openSource", filename: "/w/train.py", line: 0 }]);
+});
+
+test("TensorBoard opens on the profiler plugin unless the server named a page", () => {
+  assert.equal(withProfilerPlugin("http://127.0.0.1:6006/"), "http://127.0.0.1:6006/#pytorch_profiler");
+  assert.equal(withProfilerPlugin("http://127.0.0.1:6006/#scalars"), "http://127.0.0.1:6006/#scalars");
 });
