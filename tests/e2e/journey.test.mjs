@@ -3,65 +3,21 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe } from 'node:test';
 
-import { artifactsDir, copyFixtureWorkspace, freshArtifacts } from './lib/artifacts.mjs';
-import { repoRoot, startCodeServer } from './lib/codeServer.mjs';
+import { freshArtifacts } from './lib/artifacts.mjs';
 import { handWrittenPieces, readJsonc } from './lib/launchFiles.mjs';
 import { eventually } from './lib/poll.mjs';
-import { launchBrowser, Workbench } from './lib/workbench.mjs';
+import { python, useSession } from './lib/session.mjs';
 
-const python = path.join(repoRoot, '.venv', 'bin', 'python');
+before(freshArtifacts);
 
 describe('a trusted multi-root workspace', () => {
-  let server;
-  let browser;
+  const session = useSession('trusted', { 'security.workspace.trust.enabled': false });
+  const { step } = session;
   let workbench;
   let workspace;
-
-  /** A test whose failure also keeps a screenshot and code-server's logs. */
-  function step(name, fn) {
-    test(name, async () => {
-      try {
-        await fn();
-      } catch (error) {
-        await workbench?.screenshot(`FAILED-${slug(name)}`).catch(() => {});
-        await server?.saveLogs(path.join(artifactsDir, 'logs')).catch(() => {});
-        throw error;
-      }
-    });
-  }
-
-  before(async () => {
-    await freshArtifacts();
-    assert.ok(existsSync(python), `no interpreter at ${python}; run 'make venv' first`);
-    assert.ok(
-      process.env.QUICKDEV_VSIX && existsSync(process.env.QUICKDEV_VSIX),
-      'QUICKDEV_VSIX must name the built extension; run the suite with `make e2e`',
-    );
-    server = await startCodeServer({
-      logDir: path.join(artifactsDir, 'logs'),
-      settings: {
-        // The fixture folders are trusted; the untrusted case has its own suite.
-        'security.workspace.trust.enabled': false,
-        'quickdev.python': python,
-      },
-      vsix: process.env.QUICKDEV_VSIX,
-    });
-    workspace = await copyFixtureWorkspace(path.join(server.baseDir, 'workspace'));
-    browser = await launchBrowser();
-    workbench = await Workbench.open(
-      browser,
-      server.urlFor(workspace.workspaceFile),
-      path.join(artifactsDir, 'screenshots'),
-    );
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-    await server?.removeDirs();
-  });
+  before(() => ({ workbench, workspace } = session));
 
   step('the workbench opens the multi-root workspace with both folders in the Explorer', async () => {
     const roots = await workbench.explorerRoots();
@@ -88,8 +44,9 @@ describe('a trusted multi-root workspace', () => {
     const original = await readJsonc(visionLaunch);
     const originalWorkspace = await readJsonc(workspace.workspaceFile);
 
-    await workbench.notificationAfter(() =>
-      workbench.runCommand('Quickdev: Generate Launch Configurations'),
+    await workbench.notificationAfter(
+      () => workbench.runCommand('Quickdev: Generate Launch Configurations'),
+      { matching: /added launch configurations/i },
     );
     const vision = await eventually('new configurations in vision/.vscode/launch.json', async () => {
       const now = await readJsonc(visionLaunch);
@@ -130,17 +87,106 @@ describe('a trusted multi-root workspace', () => {
     assert.ok(launch.compounds?.length >= 1, 'the .code-workspace has no compound');
 
     // Running it again adds nothing; the command says so when it is done.
-    const message = await workbench.notificationAfter(() =>
-      workbench.runCommand('Quickdev: Generate Launch Configurations'),
+    await workbench.notificationAfter(
+      () => workbench.runCommand('Quickdev: Generate Launch Configurations'),
+      { matching: /nothing to add/i },
     );
     await workbench.screenshot('launch-configurations-second-run');
-    assert.doesNotMatch(message, /error|fail/i);
-    for (const [file, before] of [[visionLaunch, vision], [textLaunch, text], [workspace.workspaceFile, workspaceFile]]) {
-      assert.equal((await readJsonc(file)).text, before.text, `a second run changed ${file}`);
+    const generated = [
+      [visionLaunch, vision],
+      [textLaunch, text],
+      [workspace.workspaceFile, workspaceFile],
+    ];
+    for (const [file, first] of generated) {
+      assert.equal((await readJsonc(file)).text, first.text, `a second run changed ${file}`);
     }
+  });
+
+  step('code lenses show above the entry point and the training step', async () => {
+    await workbench.openFile('vision/train.py');
+    await workbench.goToLine(96);
+    const entry = await eventually('lenses above the main guard', async () => {
+      const titles = (await workbench.lensesAbove('if __name__ == "__main__":')).map((l) => l.title);
+      return titles.length >= 3 && titles;
+    }, { timeout: 60_000 });
+    for (const title of ['Quick-dev run', 'Debug', 'Profile']) assert.ok(entry.includes(title), `${entry}`);
+    await workbench.screenshot('lenses-entry-point');
+    await workbench.goToLine(43);
+    await eventually('the "Debug this step" lens above train_step', async () =>
+      (await workbench.lensesAbove('def train_step(')).some((l) => l.title === 'Debug this step'),
+    );
+    await workbench.screenshot('lenses-training-step');
+  });
+
+  step('Debug this step stops in the step, steps into torch.nn, shows a tensor shape, and the run passes', async () => {
+    await workbench.clickLens('def train_step(', 'Debug this step');
+    // The first statement of the step's body, in the fixture's train.py.
+    let frame = await workbench.pausedAt('train_step', (f) => f.name === 'train_step' && f.file === 'train.py');
+    assert.equal(frame.line, 49);
+    await workbench.screenshot('debug-stopped-in-step');
+
+    frame = await workbench.step('Step Over', frame);
+    assert.equal(frame.line, 50, 'after `images, labels = batch`');
+    const shape = await workbench.variableChild('images', 'shape');
+    assert.match(shape, /^torch\.Size\(\[\d+, 3, 32, 32\]\)$/);
+    await workbench.screenshot('debug-tensor-shape');
+
+    frame = await workbench.step('Step Over', frame);
+    assert.equal(frame.line, 51, 'at `logits = model(images)`');
+    // Step Into until a torch.nn module's own forward: only possible with justMyCode off.
+    let where = '';
+    for (let steps = 0; steps < 60; steps += 1) {
+      frame = await workbench.step('Step Into', frame);
+      where = await workbench.activeEditorPath();
+      if (frame.name === 'forward' && /site-packages\/torch\/nn\/modules\//.test(where)) break;
+    }
+    assert.equal(frame.name, 'forward', `stepping in ended at ${frame.label} in ${where}`);
+    assert.match(where, /site-packages\/torch\/nn\/modules\//);
+    await workbench.screenshot('debug-in-torch-nn-forward');
+
+    await workbench.debugAction('Continue');
+    await workbench.page.locator('.debug-toolbar').waitFor({ state: 'hidden', timeout: 90_000 });
+    await workbench.runCommand('Quickdev: Show Runs');
+    const run = workbench.page
+      .locator('.monaco-list-row', { hasText: 'train.py (debug)' })
+      .filter({ hasText: 'passed' });
+    await run.first().waitFor({ timeout: 30_000 });
+    await workbench.screenshot('runs-view-debug-passed');
   });
 });
 
-function slug(text) {
-  return text.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').slice(0, 60);
-}
+describe('an untrusted workspace', () => {
+  // Workspace trust on (the default), and no start-up prompt: the folder opens in Restricted Mode.
+  const session = useSession('untrusted', {
+    'security.workspace.trust.enabled': true,
+    'security.workspace.trust.startupPrompt': 'never',
+  });
+  const { step } = session;
+
+  step('the run commands and lenses execute no code', async () => {
+    const { workbench, workspace, server } = session;
+    await workbench.page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).waitFor();
+    await workbench.openFile('vision/train.py');
+    await workbench.editorShows('class SmallCNN(nn.Module):');
+    await workbench.screenshot('restricted-mode');
+
+    for (const command of ['Run Current File (Quick-Dev)', 'Debug Current File (Quick-Dev)', 'Profile Current File (Quick-Dev)']) {
+      const shown = await workbench.notificationTexts();
+      const outcome = await workbench.tryCommand(`Quickdev: ${command}`);
+      // Either the command is not offered, or running it tells the person why nothing ran.
+      if (outcome === 'ran') {
+        const message = await workbench.newNotification(shown);
+        assert.match(message, /trust/i, `"${command}" in an untrusted workspace said: ${message}`);
+        await workbench.clearNotifications();
+      }
+    }
+    await workbench.screenshot('restricted-mode-commands');
+    assert.equal(await workbench.activeEditor().locator('.codelens-decoration a').count(), 0);
+    // No interpreter ran: not the language server, an interpreter check, a job or TensorBoard.
+    const started = await server.processes();
+    assert.deepEqual(started.filter((args) => /python/.test(args)), []);
+    for (const folder of ['vision', 'text']) {
+      assert.ok(!existsSync(path.join(workspace.folder(folder), '.quickdev')), `a run started in ${folder}`);
+    }
+  });
+});

@@ -58,6 +58,16 @@ export class CodeServer {
     await cp(this.logFile, path.join(toDir, path.basename(this.logFile))).catch(() => {});
   }
 
+  /** The command lines of every process code-server has started that is still running. */
+  async processes() {
+    const { stdout } = await run('ps', ['-eo', 'pgid=,args=']);
+    return stdout
+      .split('\n')
+      .map((line) => line.trim().match(/^(\d+)\s+(.*)$/))
+      .filter((match) => match && Number(match[1]) === this.child.pid)
+      .map((match) => match[2]);
+  }
+
   /** Ends code-server and every process it started (extension host, language server, jobs). */
   async stop() {
     if (this.child.exitCode === null && this.child.signalCode === null) {
@@ -77,6 +87,19 @@ export class CodeServer {
       await exited;
       clearTimeout(timer);
     }
+    // A server may start long-lived helpers (TensorBoard) in their own session; they still name
+    // this run's directories on their command line.
+    const { stdout } = await run('ps', ['-eo', 'pid=,args=']);
+    for (const line of stdout.split('\n')) {
+      const match = line.trim().match(/^(\d+)\s+(.*)$/);
+      if (match && match[2].includes(this.baseDir) && Number(match[1]) !== process.pid) {
+        try {
+          process.kill(Number(match[1]), 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      }
+    }
   }
 
   async removeDirs() {
@@ -92,12 +115,16 @@ export async function startCodeServer({ settings = {}, vsix, logDir, name = 'cod
   const baseDir = await mkdtemp(path.join(tmpdir(), 'quickdev-e2e-'));
   const userDataDir = path.join(baseDir, 'user-data');
   const extensionsDir = path.join(baseDir, 'extensions');
-  await mkdir(path.join(userDataDir, 'User'), { recursive: true });
   await mkdir(extensionsDir, { recursive: true });
-  await writeFile(
-    path.join(userDataDir, 'User', 'settings.json'),
-    JSON.stringify({ ...BASE_SETTINGS, ...settings }, null, 2),
-  );
+  // code-server is VS Code's remote setup: settings scoped `machine`/`machine-overridable` (an
+  // interpreter path) are read from the Machine settings, the others from the User settings.
+  for (const scope of ['User', 'Machine']) {
+    await mkdir(path.join(userDataDir, scope), { recursive: true });
+    await writeFile(
+      path.join(userDataDir, scope, 'settings.json'),
+      JSON.stringify({ ...BASE_SETTINGS, ...settings }, null, 2),
+    );
+  }
   // code-server writes a config file under XDG_CONFIG_HOME; keep it out of the person's home.
   const env = {
     ...process.env,

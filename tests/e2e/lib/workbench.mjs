@@ -49,13 +49,42 @@ export class Workbench {
   async runCommand(title, { timeout = 15_000 } = {}) {
     const input = await this.openQuickInput('>', timeout);
     await input.fill(`>${title}`);
-    const row = this.page
+    await this.pickFocusedCommand(input, title, timeout);
+  }
+
+  /** Presses Enter once the palette's focused row is `title` (clicks can land on a stale row). */
+  async pickFocusedCommand(input, title, timeout) {
+    const focused = this.page
+      .locator('.quick-input-list .monaco-list-row.focused')
+      .filter({ has: this.page.locator('.label-name', { hasText: exactText(title) }) });
+    await focused.waitFor({ timeout });
+    await input.press('Enter');
+    await this.quickInput().waitFor({ state: 'hidden', timeout });
+  }
+
+  /**
+   * Runs a command from the palette if the palette offers it: 'ran', or 'not offered' when the
+   * palette answers that nothing matches.
+   */
+  async tryCommand(title, { timeout = 15_000 } = {}) {
+    const input = await this.openQuickInput('>', timeout);
+    await input.fill(`>${title}`);
+    const row = this.commandRow(title);
+    const nothing = this.quickInput().getByText('No matching commands');
+    await row.or(nothing).first().waitFor({ timeout });
+    if (await row.isVisible()) {
+      await this.pickFocusedCommand(input, title, timeout);
+      return 'ran';
+    }
+    await input.press('Escape');
+    return 'not offered';
+  }
+
+  commandRow(title) {
+    return this.page
       .locator('.quick-input-list .monaco-list-row')
       .filter({ has: this.page.locator('.label-name', { hasText: exactText(title) }) })
       .first();
-    await row.waitFor({ timeout });
-    await row.click();
-    await this.quickInput().waitFor({ state: 'hidden', timeout });
   }
 
   quickInput() {
@@ -97,16 +126,155 @@ export class Workbench {
     await line.first().waitFor({ timeout });
   }
 
-  /** Runs `action` and returns the text of the first notification toast that appears after it. */
-  async notificationAfter(action, { timeout = 30_000 } = {}) {
-    const toasts = this.page.locator('.notifications-toasts .notification-toast');
-    const before = new Set(await toasts.allInnerTexts());
-    await action();
+  activeEditor() {
+    return this.page.locator('.editor-group-container.active .monaco-editor').first();
+  }
+
+  /** Moves the cursor to a 1-based line through Go to Line, which scrolls it into view. */
+  async goToLine(line, { timeout = 15_000 } = {}) {
+    const input = await this.openQuickInput('>', timeout);
+    await input.fill(`:${line}`);
+    await input.press('Enter');
+    await this.quickInput().waitFor({ state: 'hidden', timeout });
+  }
+
+  /**
+   * The code lenses shown right above the editor line that contains `lineText`, as
+   * `[{ title, index }]`; `index` is the lens link's place among all lens links in the editor.
+   */
+  async lensesAbove(lineText) {
+    const editor = this.activeEditor();
+    const line = editor.locator('.view-line').filter({ hasText: lineText }).first();
+    const lineBox = await line.boundingBox();
+    if (!lineBox) return [];
+    const links = await editor.locator('.codelens-decoration a').evaluateAll((elements) =>
+      elements.map((element) => {
+        const rect = element.getBoundingClientRect();
+        return { title: element.innerText.trim(), top: rect.top, bottom: rect.bottom };
+      }),
+    );
+    return links
+      .map((link, index) => ({ ...link, index }))
+      .filter((link) => link.bottom <= lineBox.y + 1 && lineBox.y - link.bottom < lineBox.height)
+      .map(({ title, index }) => ({ title, index }));
+  }
+
+  /** Waits for a lens titled `title` above the line holding `lineText`, and clicks it. */
+  async clickLens(lineText, title, { timeout = 30_000 } = {}) {
+    const lens = await eventually(`the "${title}" lens above "${lineText}"`, async () =>
+      (await this.lensesAbove(lineText)).find((candidate) => candidate.title.includes(title)),
+    { timeout });
+    await this.activeEditor().locator('.codelens-decoration a').nth(lens.index).click();
+  }
+
+  /** Notification toasts and modal dialogs (an error in a command shows as a dialog). */
+  notifications() {
+    return this.page.locator('.notifications-toasts .notification-toast, .monaco-dialog-box');
+  }
+
+  async notificationTexts() {
+    return new Set(await this.notifications().allInnerTexts());
+  }
+
+  /**
+   * Waits for a notification whose text is not in `shown` (and matches `matching`, when given),
+   * and returns its text.
+   */
+  async newNotification(shown, { timeout = 30_000, matching = /./ } = {}) {
     return eventually(
-      'a notification',
-      async () => (await toasts.allInnerTexts()).find((text) => !before.has(text)),
+      `a notification matching ${matching}`,
+      async () =>
+        (await this.notifications().allInnerTexts()).find(
+          (text) => !shown.has(text) && matching.test(text),
+        ),
       { timeout },
     );
+  }
+
+  // --- debugging -------------------------------------------------------------------------
+
+  /** The top stack frame of the paused thread, as the Call Stack view shows it. */
+  async topFrame() {
+    const row = this.page
+      .locator('.debug-call-stack .monaco-list-row[aria-label^="Stack Frame "]')
+      .first();
+    const label = await row.getAttribute('aria-label', { timeout: 1_000 });
+    const match = /^Stack Frame (.+), line (\d+), (.+)$/.exec(label ?? '');
+    if (!match) return undefined;
+    return { name: match[1], line: Number(match[2]), file: match[3], label };
+  }
+
+  /** Waits until the debugger is paused with a top frame that `accept` takes, and returns it. */
+  async pausedAt(what, accept = () => true, { timeout = 60_000 } = {}) {
+    return eventually(
+      `the debugger paused at ${what}`,
+      async () => {
+        const frame = await this.topFrame();
+        return frame && accept(frame) ? frame : undefined;
+      },
+      { timeout },
+    );
+  }
+
+  /** Clicks a debug toolbar button ("Continue", "Step Over", "Step Into", ...). */
+  async debugAction(name, { timeout = 15_000 } = {}) {
+    await this.page
+      .locator(`.debug-toolbar .action-label[aria-label^="${name} ("]`)
+      .click({ timeout });
+  }
+
+  /** Steps once and waits for the debugger to pause somewhere other than `from`. */
+  async step(name, from, { timeout = 30_000 } = {}) {
+    await this.debugAction(name);
+    return this.pausedAt(`a new line after ${name}`, (frame) => frame.label !== from.label, {
+      timeout,
+    });
+  }
+
+  /** The path of the file in the active editor, from its breadcrumbs ("a/b/c.py"). */
+  async activeEditorPath() {
+    const items = this.page.locator(
+      '.editor-group-container.active .breadcrumbs-control .monaco-breadcrumb-item',
+    );
+    return (await items.allInnerTexts()).map((text) => text.trim()).join('/');
+  }
+
+  /** Expands a variable in the Variables view and returns the value shown for its `child`. */
+  async variableChild(variable, child, { timeout = 15_000 } = {}) {
+    // Rows are labelled "name, value …" for screen readers; the visible name reads "name =".
+    const row = (name) =>
+      this.page.locator(`.debug-variables .monaco-list-row[aria-label^="${name}, value "]`).first();
+    const parent = row(variable);
+    await parent.waitFor({ timeout });
+    if ((await parent.getAttribute('aria-expanded')) !== 'true') {
+      await parent.locator('.monaco-tl-twistie').click();
+    }
+    // The list renders only the rows in view: scroll down through the children, as a person would.
+    const found = row(child);
+    const list = this.page.locator('.debug-variables .monaco-list');
+    await eventually(`"${child}" under "${variable}" in the Variables view`, async () => {
+      if (await found.isVisible()) return true;
+      await list.hover();
+      await this.page.mouse.wheel(0, 88);
+      return false;
+    }, { timeout });
+    await found.scrollIntoViewIfNeeded();
+    return (await found.getAttribute('aria-label')).slice(`${child}, value `.length);
+  }
+
+  /** Dismisses every notification, so that the next identical message shows as new. */
+  async clearNotifications({ timeout = 15_000 } = {}) {
+    await this.runCommand('Notifications: Clear All Notifications');
+    await eventually('no notifications', async () => (await this.notifications().count()) === 0, {
+      timeout,
+    });
+  }
+
+  /** Runs `action` and returns the text of the first new notification (matching `matching`). */
+  async notificationAfter(action, options = {}) {
+    const shown = await this.notificationTexts();
+    await action();
+    return this.newNotification(shown, options);
   }
 
   /** The names of the top-level entries in the Explorer (the workspace folders). */
