@@ -97,7 +97,14 @@ class AdapterFactory implements vscode.DebugAdapterDescriptorFactory {
     private readonly python: () => string | undefined,
   ) {}
 
-  createDebugAdapterDescriptor(): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
+  createDebugAdapterDescriptor(session: vscode.DebugSession): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
+    const connect = (session.configuration as { connect?: { host?: string; port?: number } }).connect;
+    if (session.configuration.request === "attach" && connect?.port) {
+      // The job's debugpy.listen() already runs the bundled adapter on that port: talk to it
+      // directly, as the Python Debugger extension does for "connect".
+      log.info(`debug adapter: the job's debugpy at ${connect.host ?? "127.0.0.1"}:${connect.port}`);
+      return new vscode.DebugAdapterServer(connect.port, connect.host ?? "127.0.0.1");
+    }
     const python = this.python();
     if (!python) {
       throw new Error("Quickdev: the language server is not running, so no interpreter is chosen yet.");
@@ -138,7 +145,6 @@ class SessionTracker implements vscode.DebugAdapterTrackerFactory {
           void this.jobs.cancel(config.quickdevRunId);
         }
       },
-      onExit: () => removeTemporaryBreakpoint(temporaryId),
     };
   }
 
@@ -153,13 +159,23 @@ class SessionTracker implements vscode.DebugAdapterTrackerFactory {
       };
       const top = trace.stackFrames[0];
       const where = breakpoint.location;
-      if (top?.source?.path && path.resolve(top.source.path) === path.resolve(where.uri.fsPath) && top.line === where.range.start.line + 1) {
+      const hit =
+        !!top?.source?.path &&
+        localPath(top.source.path) === path.resolve(where.uri.fsPath) &&
+        top.line === where.range.start.line + 1;
+      log.info(`stopped at ${top?.source?.path}:${top?.line}; temporary breakpoint ${hit ? "hit, removed" : "kept"}`);
+      if (hit) {
         removeTemporaryBreakpoint(id);
       }
     } catch (error) {
-      log.debug(`could not read the stack to clear a temporary breakpoint: ${String(error)}`);
+      log.warn(`could not read the stack to clear a temporary breakpoint: ${String(error)}`);
     }
   }
+}
+
+/** A frame's path as the tracker sees it: plain, or a URI (remote windows, code-server). */
+function localPath(value: string): string {
+  return /^[a-z][\w+.-]+:\/\//i.test(value) ? path.resolve(vscode.Uri.parse(value).fsPath) : path.resolve(value);
 }
 
 export function registerDebugging(
@@ -171,6 +187,10 @@ export function registerDebugging(
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, new ConfigurationProvider(jobs)),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new AdapterFactory(context.extensionPath, python)),
     vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, new SessionTracker(jobs)),
+    // However the session ends, a breakpoint the lens added goes with it.
+    vscode.debug.onDidTerminateDebugSession((session) =>
+      removeTemporaryBreakpoint((session.configuration as QuickdevConfiguration).quickdevTemporaryBreakpoint),
+    ),
   );
 }
 

@@ -22,7 +22,7 @@ export class TensorBoardPanels implements vscode.Disposable {
   /** Shows `url` (a TensorBoard page) in the panel of its server, creating it if needed. */
   async show(url: string, title: string): Promise<void> {
     const key = originOf(url);
-    const frameUrl = await externalUrl(url);
+    const frameUrl = await externalUrl(withProfilerPlugin(url));
     log.info(`TensorBoard ${url} shown as ${frameUrl}`);
     let panel = this.panels.get(key);
     if (!panel) {
