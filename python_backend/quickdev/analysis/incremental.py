@@ -24,11 +24,12 @@ from quickdev.analysis.model import Analysis
 from quickdev.analysis.resolve import resolve
 from quickdev.analysis.source import split_lines
 
+_BLOCK = 128
 # A region starting with these may belong to the statement before it: parse the whole file.
 _CONTINUATIONS = ("else", "elif", "except", "finally", "case")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Chunk:
     """A top-level statement, or a region not parsed (``facts`` None) with its last good chunks.
 
@@ -43,8 +44,11 @@ class _Chunk:
     error: str | None = None
 
     def shifted(self, delta: int) -> _Chunk:
-        stale = tuple(c.shifted(delta) for c in self.stale)
-        return replace(self, start=self.start + delta, end=self.end + delta, stale=stale)
+        # Called for every chunk after an edit: built directly, not with replace().
+        stale = tuple(c.shifted(delta) for c in self.stale) if self.stale else ()
+        return _Chunk(
+            self.start + delta, self.end + delta, self.facts, stale, self.pending, self.error
+        )
 
     def good_chunks(self) -> tuple[_Chunk, ...]:
         return (self,) if self.facts is not None else self.stale
@@ -188,15 +192,24 @@ def _parse_chunks(text: str, offset: int) -> list[_Chunk]:
 
 
 def _changed_range(old: list[str], new: list[str]) -> tuple[int, int]:
-    """[p, q): the lines of ``old`` that differ from ``new`` (common prefix/suffix removed)."""
+    """[p, q): the lines of ``old`` that differ from ``new`` (common prefix/suffix removed).
+
+    Whole blocks are compared first, as list slices (in C), then single lines.
+    """
     limit = min(len(old), len(new))
     p = 0
+    while p + _BLOCK <= limit and old[p : p + _BLOCK] == new[p : p + _BLOCK]:
+        p += _BLOCK
     while p < limit and old[p] == new[p]:
         p += 1
-    s = 0
-    while s < limit - p and old[-1 - s] == new[-1 - s]:
+    s, n_old, n_new = 0, len(old), len(new)
+    while s + _BLOCK <= limit - p and (
+        old[n_old - s - _BLOCK : n_old - s] == new[n_new - s - _BLOCK : n_new - s]
+    ):
+        s += _BLOCK
+    while s < limit - p and old[n_old - 1 - s] == new[n_new - 1 - s]:
         s += 1
-    return p, len(old) - s
+    return p, n_old - s
 
 
 def _may_join_neighbours(region: list[str]) -> bool:

@@ -7,10 +7,11 @@ in the same file), and which ``.fit`` calls are on a Lightning ``Trainer``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
-from quickdev.analysis.facts import StatementFacts
+from quickdev.analysis.facts import ClassFact, FitCall, FunctionFact, StatementFacts
 from quickdev.analysis.model import Analysis, EntryPoint, Knob, Step, StepKind
 
 LIGHTNING_BASES = frozenset({"LightningModule"})
@@ -26,18 +27,34 @@ Located = tuple[int, StatementFacts]  # (0-based line where the statement starts
 
 
 def resolve(statements: Iterable[Located]) -> Analysis:
-    located = list(statements)
-    aliases = {local: name for _, facts in located for local, name in facts.aliases}
+    # One pass over the statements; this runs on every lens request after an edit.
+    classes: list[tuple[int, ClassFact]] = []
+    functions: list[tuple[int, FunctionFact]] = []
+    aliases: dict[str, str] = {}
+    trainer_names: set[str] = set()
+    fit_calls: list[tuple[int, FitCall]] = []
+    entries: list[EntryPoint] = []
+    loops: list[EntryPoint] = []
+    knobs: list[Knob] = []
+    for start, facts in statements:
+        classes.extend((start, c) for c in facts.classes)
+        functions.extend((start, f) for f in facts.functions)
+        aliases.update(facts.aliases)
+        trainer_names.update(facts.trainer_names)
+        fit_calls.extend((start, f) for f in facts.fit_calls)
+        if facts.main_guard is not None:
+            entries.append(EntryPoint("main_guard", start + facts.main_guard))
+        if facts.main_call is not None:
+            entries.append(EntryPoint("main_call", start + facts.main_call))
+        if facts.top_level_loop is not None:
+            loops.append(EntryPoint("top_level_loop", start + facts.top_level_loop))
+        knobs.extend(
+            Knob(k.kind, k.flag, start + k.line, k.is_switch, k.default) for k in facts.knobs
+        )
 
-    def canonical(name: str) -> str:
-        return aliases.get(name, name)
-
-    classes = [(start, c) for start, facts in located for c in facts.classes]
-    bases_of = {c.name: {canonical(b) for b in c.bases} for _, c in classes}
-    lightning = _descendants(bases_of, LIGHTNING_BASES)
-    modules = _descendants(bases_of, MODULE_BASES) | lightning
-    datasets = _descendants(bases_of, DATASET_BASES)
-
+    lightning, modules, datasets = _hierarchy(
+        tuple(sorted(aliases.items())), tuple((c.name, c.bases) for _, c in classes)
+    )
     steps: list[Step] = []
     for start, cls in classes:
         for m in cls.methods:
@@ -45,44 +62,41 @@ def resolve(statements: Iterable[Located]) -> Analysis:
             if kind is not None:
                 qualname = f"{cls.name}.{m.name}"
                 steps.append(Step(kind, qualname, start + m.line, start + m.body_line))
-    for start, facts in located:
-        for f in facts.functions:
-            if LOOP_STEP.match(f.name):
-                steps.append(Step("loop_step", f.name, start + f.line, start + f.body_line))
+    steps.extend(
+        Step("loop_step", f.name, start + f.line, start + f.body_line)
+        for start, f in functions
+        if LOOP_STEP.match(f.name)
+    )
 
-    trainer_names = {n for _, facts in located for n in facts.trainer_names}
     fits = [
         (start, fit)
-        for start, facts in located
-        for fit in facts.fit_calls
+        for start, fit in fit_calls
         if fit.receiver is None or fit.receiver in trainer_names
     ]
-    entries: list[EntryPoint] = []
-    for start, facts in located:
-        if facts.main_guard is not None:
-            entries.append(EntryPoint("main_guard", start + facts.main_guard))
-        if facts.main_call is not None:
-            entries.append(EntryPoint("main_call", start + facts.main_call))
     entries.extend(EntryPoint("trainer_fit", start + f.line) for start, f in fits if f.top_level)
     if not entries:
         # A script that trains in a module-level loop, with no main() or guard.
-        entries.extend(
-            EntryPoint("top_level_loop", start + facts.top_level_loop)
-            for start, facts in located
-            if facts.top_level_loop is not None
-        )
-
-    knobs = [
-        Knob(k.kind, k.flag, start + k.line, k.is_switch, k.default)
-        for start, facts in located
-        for k in facts.knobs
-    ]
+        entries = loops
     return Analysis(
         entry_points=tuple(sorted(entries, key=lambda e: e.line)),
         steps=tuple(sorted(steps, key=lambda s: s.line)),
         knobs=tuple(sorted(knobs, key=lambda k: k.line)),
         uses_lightning_trainer=bool(fits),
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _hierarchy(
+    aliases: tuple[tuple[str, str], ...], classes: tuple[tuple[str, tuple[str, ...]], ...]
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(LightningModules, nn.Modules, Datasets) among the file's classes; the same between
+    most edits, hence cached."""
+    alias = dict(aliases)
+    bases_of = {name: {alias.get(b, b) for b in bases} for name, bases in classes}
+    lightning = _descendants(bases_of, LIGHTNING_BASES)
+    modules = _descendants(bases_of, MODULE_BASES) | lightning
+    datasets = _descendants(bases_of, DATASET_BASES)
+    return frozenset(lightning), frozenset(modules), frozenset(datasets)
 
 
 def _descendants(bases_of: dict[str, set[str]], roots: frozenset[str]) -> set[str]:
@@ -99,7 +113,11 @@ def _descendants(bases_of: dict[str, set[str]], roots: frozenset[str]) -> set[st
 
 
 def _method_kind(
-    method: str, cls: str, lightning: set[str], modules: set[str], datasets: set[str]
+    method: str,
+    cls: str,
+    lightning: frozenset[str],
+    modules: frozenset[str],
+    datasets: frozenset[str],
 ) -> StepKind | None:
     if cls in lightning and method in LIGHTNING_STEPS:
         return "lightning_step"
