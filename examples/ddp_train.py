@@ -46,11 +46,6 @@ def init_distributed() -> tuple[int, int]:
     return dist.get_rank(), dist.get_world_size()
 
 
-def loader(dataset: TensorDataset, batch_size: int, shuffle: bool) -> DataLoader:
-    sampler = DistributedSampler(dataset, shuffle=shuffle, seed=0)
-    return DataLoader(dataset, batch_size=batch_size, sampler=sampler)
-
-
 def train_one_epoch(
     model: nn.Module, data: DataLoader, optimizer: torch.optim.Optimizer, epoch: int
 ) -> float:
@@ -88,9 +83,16 @@ def main() -> None:
     rank, world = init_distributed()
     torch.manual_seed(0)  # the same initial weights everywhere; DDP also broadcasts them
     features, classes = 16, 4
-    train = loader(synthetic_classification(4096, features, classes, seed=0), args.batch_size, True)
-    val = loader(synthetic_classification(1024, features, classes, seed=1), args.batch_size, False)
-    test = loader(synthetic_classification(1024, features, classes, seed=2), args.batch_size, False)
+    train_set, val_set, test_set = (
+        synthetic_classification(size, features, classes, seed)
+        for size, seed in [(4096, 0), (1024, 1), (1024, 2)]
+    )
+    # Each rank sees its own shard of every split.
+    train = DataLoader(train_set, args.batch_size, sampler=DistributedSampler(train_set, seed=0))
+    val = DataLoader(val_set, args.batch_size, sampler=DistributedSampler(val_set, shuffle=False))
+    test = DataLoader(
+        test_set, args.batch_size, sampler=DistributedSampler(test_set, shuffle=False)
+    )
 
     model = DistributedDataParallel(Classifier(features, classes))
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)

@@ -151,6 +151,20 @@ def build_parser() -> argparse.ArgumentParser:
     dbg.add_argument(
         "--wait-for-client", action="store_true", help="wait for the debugger before running"
     )
+    dbg.add_argument(
+        "--debug-rank",
+        type=_non_negative_int,
+        metavar="R",
+        help="with --nproc: run rank R under debugpy, waiting for the debugger",
+    )
+    dist = run.add_argument_group("distributed")
+    dist.add_argument(
+        "--nproc",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="run N local ranks under torch.distributed.run (torchrun)",
+    )
 
     attach = commands.add_parser(
         "attach",
@@ -185,6 +199,12 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         raise UsageError("quickdev run: missing SCRIPT (or -m MODULE) to run")
     if ns.wait_for_client and not ns.listen:
         raise UsageError("quickdev run: --wait-for-client needs --listen [HOST:]PORT")
+    if ns.debug_rank is not None and ns.debug_rank >= ns.nproc:
+        raise UsageError(
+            f"quickdev run: --debug-rank {ns.debug_rank} needs --nproc {ns.debug_rank + 1} or more"
+        )
+    if ns.nproc > 1 and ns.listen and ns.debug_rank is None:
+        raise UsageError("quickdev run: with --nproc, name the rank to debug with --debug-rank R")
     profile = None
     if ns.profile:
         profile = ProfileOptions(
@@ -216,6 +236,8 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         wait_for_client=ns.wait_for_client,
         print_json=ns.json,
         no_limits=ns.no_limits,
+        nproc=ns.nproc,
+        debug_rank=ns.debug_rank,
     )
 
 
@@ -226,6 +248,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ns = build_parser().parse_args(own)
         if ns.command == "run":
             options = run_options(ns, script_args)
+            if options.nproc > 1:
+                from quickdev.runner.distributed import run_distributed
+
+                return run_distributed(options)
             from quickdev.runner.job import run_from_cli
 
             return run_from_cli(options)
