@@ -115,6 +115,15 @@ async def test_cancel_from_the_progress_notification_kills_the_job(
     run_id = answer["runId"]
     job_pid = int(await wait_for(lambda: pid_file.is_file() and pid_file.read_text(), "pid"))
     token = f"quickdev/run/{run_id}"
+
+    def stage_reported() -> bool:
+        return any(
+            isinstance(r, types.WorkDoneProgressReport)
+            and (r.message or "").startswith("running · 0 batches")
+            for r in client.progress_reports.get(token, [])
+        )
+
+    await wait_for(stage_reported, "a progress report of the running stage")
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     cancelled = await wait_for(lambda: final(changes, run_id), "the cancelled run")
     assert cancelled["status"] == "cancelled"
