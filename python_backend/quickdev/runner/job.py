@@ -195,7 +195,6 @@ def _run_with_limits(
         if not in_process:
             control.ignore_further_kills()
     _copy_recorded(result, recorder)
-    progress.set_stage("finishing")
     hub.job_end()
     if finalise is not None:
         try:

@@ -90,8 +90,9 @@ class LightningLimits:
             kwargs["val_check_interval"] = 1.0
             kwargs["check_val_every_n_epoch"] = 1
             kwargs["overfit_batches"] = 0.0
-            # A few steps would log nothing at the default interval of 50.
-            kwargs["log_every_n_steps"] = 1
+            # At the default interval of 50, a few steps would log nothing; once per
+            # pass shows that logging works without paying for a write every step.
+            kwargs["log_every_n_steps"] = self.batches
         if self.budget.max_steps is not None:
             user_max = kwargs.get("max_steps", -1)
             kwargs["max_steps"] = (

@@ -8,11 +8,15 @@ reaches the terminal only.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
 from quickdev.runner.patching import Patcher
 from quickdev.runner.run_files import STDOUT_FILE
+
+# Progress bars write many times a second; the log is flushed at most this often.
+_LOG_FLUSH_INTERVAL_S = 1.0
 
 
 class _Tee:
@@ -21,11 +25,15 @@ class _Tee:
     def __init__(self, stream: TextIO, log: TextIO) -> None:
         self._stream = stream
         self._log = log
+        self._flushed_at = time.monotonic()
 
     def write(self, text: str) -> int:
         written = self._stream.write(text)
         if not self._log.closed:
             self._log.write(text)
+            if time.monotonic() - self._flushed_at > _LOG_FLUSH_INTERVAL_S:
+                self._flushed_at = time.monotonic()
+                self._log.flush()
         return written
 
     def writelines(self, lines: Any) -> None:
@@ -34,15 +42,13 @@ class _Tee:
 
     def flush(self) -> None:
         self._stream.flush()
-        if not self._log.closed:
-            self._log.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 
 def install(patcher: Patcher, run_dir: Path) -> None:
-    log = (run_dir / STDOUT_FILE).open("w", encoding="utf-8", errors="replace", buffering=1)
+    log = (run_dir / STDOUT_FILE).open("w", encoding="utf-8", errors="replace")
     patcher.set(sys, "stdout", _Tee(sys.stdout, log))
     patcher.set(sys, "stderr", _Tee(sys.stderr, log))
     patcher.on_undo(log.close)

@@ -35,9 +35,6 @@ class ProgressWriter(BaseObserver):
         self.steps = step
         self._maybe_write()
 
-    def on_job_end(self) -> None:
-        self.set_stage("finishing")
-
     def set_stage(self, stage: str) -> None:
         self.stage = stage
         self.write()
