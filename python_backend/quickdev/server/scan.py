@@ -27,7 +27,7 @@ SKIP_DIRS = frozenset(
 MAX_FILES = 5000
 MAX_BYTES = 2_000_000
 # Only files containing one of these can have an entry point; the rest are not parsed.
-HINTS = (b"__main__", b"Trainer", b"main()", b"\nfor ", b"\nwhile ", b"run()")
+HINTS = (b"__main__", b"Trainer", b"main(", b"\nfor ", b"\nwhile ", b"run(")
 
 
 def setup(server: QuickdevServer) -> None:
