@@ -2,6 +2,8 @@
 import * as esbuild from "esbuild";
 
 const watch = process.argv.includes("--watch");
+// Source maps while developing (F5 or --watch); the VSIX goes without them.
+const sourcemap = watch || process.argv.includes("--sourcemap");
 
 const options = {
   entryPoints: ["extension/extension.ts"],
@@ -15,9 +17,8 @@ const options = {
   // ES module build bundles cleanly.
   mainFields: ["module", "main"],
   target: "node20",
-  // Source maps only while developing: they would double the VSIX for no user benefit.
-  sourcemap: watch,
-  minify: !watch,
+  sourcemap,
+  minify: !sourcemap,
   logLevel: "info",
 };
 
