@@ -104,6 +104,11 @@ def test_fit_on_something_that_is_not_a_trainer_is_not_an_entry() -> None:
     assert not result.uses_lightning_trainer
 
 
+def test_calls_that_only_look_like_main_are_not_entries() -> None:
+    source = "import subprocess\nsubprocess.run(['ls'])\nmodel.main()\n"
+    assert analyze_text(source).entry_points == ()
+
+
 def test_import_alias_of_lightning_module() -> None:
     source = (
         "from lightning.pytorch import LightningModule as LM\n"

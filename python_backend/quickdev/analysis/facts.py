@@ -168,11 +168,16 @@ def _is_main_guard(stmt: ast.stmt) -> bool:
 
 
 def _is_bare_main_call(stmt: ast.stmt) -> bool:
-    """A top-level ``main()`` (or ``cli_main()``, ``run()``): the script runs it on import."""
+    """A top-level ``main()`` (or ``cli_main()``, ``run()``): the script runs it on import.
+
+    Only plain names count: ``subprocess.run(...)`` at top level is not an entry point.
+    """
     if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
         return False
-    name = _last_name(stmt.value.func)
-    return name is not None and (name == "main" or name.endswith("_main") or name == "run")
+    func = stmt.value.func
+    if not isinstance(func, ast.Name):
+        return False
+    return func.id in ("main", "run") or func.id.endswith("_main")
 
 
 def _outside_functions(stmt: ast.stmt) -> set[int]:
