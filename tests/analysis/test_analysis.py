@@ -104,6 +104,13 @@ def test_fit_on_something_that_is_not_a_trainer_is_not_an_entry() -> None:
     assert not result.uses_lightning_trainer
 
 
+def test_a_top_level_loop_is_an_entry_only_in_torch_code() -> None:
+    loop = "for name in ['a', 'b']:\n    print(name)\n"
+    assert analyze_text(loop).entry_points == ()
+    (entry,) = analyze_text("import torch.nn as nn\n" + loop).entry_points
+    assert (entry.kind, entry.line) == ("top_level_loop", 1)
+
+
 def test_calls_that_only_look_like_main_are_not_entries() -> None:
     source = "import subprocess\nsubprocess.run(['ls'])\nmodel.main()\n"
     assert analyze_text(source).entry_points == ()

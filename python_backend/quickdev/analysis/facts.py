@@ -15,6 +15,7 @@ from quickdev.analysis.knobs import knob_from_call
 from quickdev.analysis.model import Knob
 
 TRAINER_METHODS = frozenset({"fit", "validate", "test"})
+TORCH_PACKAGES = frozenset({"torch", "lightning", "pytorch_lightning"})
 
 _Rel = Callable[[int], int]  # turns a parsed line number into one relative to the statement
 
@@ -48,6 +49,7 @@ class StatementFacts:
     main_guard: int | None = None
     main_call: int | None = None
     top_level_loop: int | None = None
+    imports_torch: bool = False  # torch, lightning or pytorch_lightning
     trainer_names: tuple[str, ...] = ()
     fit_calls: tuple[FitCall, ...] = ()
     knobs: tuple[Knob, ...] = ()
@@ -71,6 +73,7 @@ def statement_facts(stmt: ast.stmt) -> StatementFacts:
     trainer_names: list[str] = []
     fit_calls: list[FitCall] = []
     knobs: list[Knob] = []
+    imports_torch = False
 
     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
         functions.append(_function_fact(stmt, rel))
@@ -80,6 +83,7 @@ def statement_facts(stmt: ast.stmt) -> StatementFacts:
             classes.append(_class_fact(node, rel))
         elif isinstance(node, ast.ImportFrom | ast.Import):
             aliases.extend((a.asname, a.name.rsplit(".", 1)[-1]) for a in node.names if a.asname)
+            imports_torch = imports_torch or _imports_torch(node)
         elif isinstance(node, ast.Assign) and _is_trainer_call(node.value):
             trainer_names.extend(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.Call):
@@ -97,6 +101,7 @@ def statement_facts(stmt: ast.stmt) -> StatementFacts:
         main_guard=rel(stmt.lineno) if _is_main_guard(stmt) else None,
         main_call=rel(stmt.lineno) if _is_bare_main_call(stmt) else None,
         top_level_loop=rel(stmt.lineno) if isinstance(stmt, ast.For | ast.While) else None,
+        imports_torch=imports_torch,
         trainer_names=tuple(trainer_names),
         fit_calls=tuple(fit_calls),
         knobs=tuple(knobs),
@@ -165,6 +170,14 @@ def _is_main_guard(stmt: ast.stmt) -> bool:
     has_name = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
     has_main = any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
     return has_name and has_main
+
+
+def _imports_torch(node: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        names = [node.module or ""] if node.level == 0 else []
+    else:
+        names = [a.name for a in node.names]
+    return any(n.split(".")[0] in TORCH_PACKAGES for n in names)
 
 
 def _is_bare_main_call(stmt: ast.stmt) -> bool:

@@ -36,7 +36,9 @@ def resolve(statements: Iterable[Located]) -> Analysis:
     entries: list[EntryPoint] = []
     loops: list[EntryPoint] = []
     knobs: list[Knob] = []
+    imports_torch = False
     for start, facts in statements:
+        imports_torch = imports_torch or facts.imports_torch
         classes.extend((start, c) for c in facts.classes)
         functions.extend((start, f) for f in facts.functions)
         aliases.update(facts.aliases)
@@ -74,7 +76,7 @@ def resolve(statements: Iterable[Located]) -> Analysis:
         if fit.receiver is None or fit.receiver in trainer_names
     ]
     entries.extend(EntryPoint("trainer_fit", start + f.line) for start, f in fits if f.top_level)
-    if not entries:
+    if not entries and imports_torch:
         # A script that trains in a module-level loop, with no main() or guard.
         entries = loops
     return Analysis(
