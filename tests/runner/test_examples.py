@@ -114,6 +114,27 @@ def test_lightning_gets_fast_dev_run_limits(lightning_run: Any) -> None:
     assert len(result["losses"]) == 2
 
 
+def test_lightning_stops_at_max_steps(
+    run_quickdev: Any, examples_dir: Path, tmp_path: Path
+) -> None:
+    run = run_quickdev(
+        "--batches",
+        "3",
+        "--max-steps",
+        "1",
+        str(examples_dir / "lightning_module.py"),
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.result["status"] == "stopped"
+    assert run.result["stop_reason"] == "max_steps"
+    assert run.result["optimizer_steps"] == 1
+    # Lightning ends the fit gracefully, so validation and test still run.
+    train, val, test = run.result["loaders"]
+    assert train["batches"] == 1
+    assert (val["batches"], test["batches"]) == (3, 3)
+
+
 def test_lightning_keeps_logs_and_checkpoints_in_run_dir(lightning_run: Any) -> None:
     run, cwd = lightning_run
     run_dir = run.run_dir

@@ -54,6 +54,12 @@ class Budget:
         ):
             raise StopJob("max_steps")
 
+    def reached_by_trainer(self, steps: int) -> bool:
+        """Whether a trainer (Lightning) ended the job gracefully at our step budget."""
+        return (
+            self.steps_enforced_elsewhere and self.max_steps is not None and steps >= self.max_steps
+        )
+
     def check_time(self) -> None:
         """Backstop for jobs off the main thread, where no alarm signal can be used."""
         if self.deadline is not None and time.monotonic() >= self.deadline:

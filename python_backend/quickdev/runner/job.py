@@ -175,6 +175,8 @@ def _run_with_limits(
         finally:
             control.cancel_timeout_alarm()
         result.status, result.stop_reason, exit_code = "passed", "completed", EXIT_PASSED
+        if recorder is not None and budget.reached_by_trainer(recorder.steps):
+            result.status, result.stop_reason = "stopped", "max_steps"
     except StopJob as stop:
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
     except JobKilled as killed:

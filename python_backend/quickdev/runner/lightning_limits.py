@@ -100,8 +100,12 @@ class LightningLimits:
                 if user_max in (None, -1)
                 else min(user_max, self.budget.max_steps)
             )
-            # Lightning ends at max_steps gracefully and still runs validation and test.
+            # Lightning ends at max_steps gracefully and then runs test. Ending the train
+            # epoch at the same point makes its end-of-epoch validation run too.
             self.budget.steps_enforced_elsewhere = True
+            if self.batches is not None:
+                kwargs["limit_train_batches"] = min(self.batches, kwargs["max_steps"])
+                kwargs["log_every_n_steps"] = kwargs["limit_train_batches"]
         if self.cpu_only:
             kwargs["accelerator"] = "cpu"
             kwargs["devices"] = 1
