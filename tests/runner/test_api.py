@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -108,6 +109,27 @@ def test_timeout_stops_a_callable(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert result.status == "stopped"
     assert result.stop_reason == "timeout"
     assert time.monotonic() - started < 30
+
+
+def test_an_alarm_set_before_the_job_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    fired: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 3.0)
+        result = quickdev.run(lambda: None, timeout_s=60)
+        assert result.status == "passed"
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < remaining <= 3.0
+        deadline = time.monotonic() + 10
+        while not fired and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fired == [signal.SIGALRM]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_missing_script_raises_value_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

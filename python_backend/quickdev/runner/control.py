@@ -79,11 +79,17 @@ def install_timeout_alarm(budget: Budget, patcher: Patcher) -> None:
         raise StopJob("timeout")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, budget.timeout_s)
+    # An alarm already set (pytest-timeout, the user's own) is put back afterwards,
+    # less the time the job took.
+    previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, budget.timeout_s)
+    installed_at = time.monotonic()
 
     def undo() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if previous_delay > 0:
+            remaining = previous_delay - (time.monotonic() - installed_at)
+            signal.setitimer(signal.ITIMER_REAL, max(remaining, 0.001), previous_interval)
 
     patcher.on_undo(undo)
 
