@@ -53,7 +53,8 @@ NODE_STAMP := node_modules/.installed
 BUNDLED_LIBS := attrs cattrs debugpy lsprotocol pygls typing_extensions
 .PHONY: ext-check ext-build bundle vsix
 
-$(NODE_STAMP): package.json package-lock.json
+# npm ci keeps the lock and package.json in step; only the lock says what to install.
+$(NODE_STAMP): package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
