@@ -208,3 +208,17 @@ def test_pytorch_lightning_limits_and_logger(run_quickdev: Any, tmp_path: Path) 
     assert [r["requested"] for r in run.result["redirected_outputs"]] == [
         str(tmp_path / "csv_logs")
     ]
+
+
+def test_no_limits_runs_every_batch(run_quickdev: Any, tmp_path: Path) -> None:
+    (tmp_path / "full.py").write_text(
+        "import torch\n"
+        "from torch.utils.data import DataLoader\n"
+        "loader = DataLoader(torch.arange(50.0), batch_size=5)\n"
+        "print('LEN', len(loader), sum(1 for _ in loader))\n"
+    )
+    run = run_quickdev("--no-limits", str(tmp_path / "full.py"), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "LEN 10 10" in run.stdout
+    assert run.result["limits"]["batches"] is None
+    assert run.result["loaders"][0]["batches"] == 10
