@@ -275,3 +275,26 @@ async def test_runs_from_a_terminal_are_listed(client: LanguageClient, script: P
     assert summary["batches"] >= 2
     detail = await execute(client, "quickdev.getRun", {"runId": run_id})
     assert detail["result"]["id"] == run_id
+
+
+async def test_a_broken_torch_install_fails_the_run_with_its_message(
+    client: LanguageClient, script: Path, tmp_path: Path
+) -> None:
+    """An environment whose torch cannot be imported: the run fails and says why."""
+    venv = tmp_path / "broken env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("raise ImportError('this torch is broken')\n")
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"quickdev": {"python": str(venv / "bin" / "python")}}
+        )
+    )
+    changes = collect_run_changes(client)
+    answer = await execute(client, "quickdev.startJob", {"script": str(script)})
+    assert "error" not in answer, answer
+    failed = await wait_for(lambda: final(changes, answer["runId"]), "the run to fail")
+    assert failed["status"] == "failed"
+    assert "this torch is broken" in failed["error"]["message"]
+    assert "\n" not in failed["error"]["message"]
