@@ -24,7 +24,9 @@ async function readText(uri: vscode.Uri): Promise<string> {
 }
 
 function displayName(uri: vscode.Uri): string {
-  return vscode.workspace.asRelativePath(uri, true);
+  const relative = vscode.workspace.asRelativePath(uri, true);
+  // A .code-workspace file usually lies outside its folders: its name says enough.
+  return relative === uri.fsPath ? path.basename(uri.fsPath) : relative;
 }
 
 /** Edits one file; a malformed or unsaved file is reported and left as it is. */
