@@ -2,6 +2,7 @@
 // would go through it. Steps run in order and share one workbench; each saves a screenshot.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { before, describe } from 'node:test';
 
@@ -133,12 +134,22 @@ describe('a trusted multi-root workspace', () => {
 
     frame = await workbench.step('Step Over', frame);
     assert.equal(frame.line, 51, 'at `logits = model(images)`');
-    // Step Into until a torch.nn module's own forward: only possible with justMyCode off.
+    // Into torch.nn as a person does: Step Into the calls that lead to a module's forward
+    // (model(...), torch's _call_impl/inner/forward_call), Step Over everything else, until the
+    // debugger stands in a torch.nn module's own forward. Only possible with justMyCode off.
     let where = '';
-    for (let steps = 0; steps < 60; steps += 1) {
-      frame = await workbench.step('Step Into', frame);
-      where = await workbench.activeEditorPath();
+    for (let actions = 0; actions < 150; actions += 1) {
+      const file = frame.file;
+      where = await eventually(`the editor on ${file}`, async () => {
+        const shown = await workbench.activeEditorPath();
+        return shown.endsWith(`/${file}`) && shown;
+      });
       if (frame.name === 'forward' && /site-packages\/torch\/nn\/modules\//.test(where)) break;
+      // Breadcrumbs show workspace files relative to their folder, others from the root.
+      const absolute = existsSync(`/${where}`) ? `/${where}` : path.join(workspace.root, where);
+      const text = await lineOf(absolute, frame.line);
+      const leadsToForward = /\bmodel\(|self\.features\(|_call_impl\(|\binner\(\)|forward_call\(/;
+      frame = await workbench.step(leadsToForward.test(text) ? 'Step Into' : 'Step Over', frame);
     }
     assert.equal(frame.name, 'forward', `stepping in ended at ${frame.label} in ${where}`);
     assert.match(where, /site-packages\/torch\/nn\/modules\//);
@@ -190,3 +201,8 @@ describe('an untrusted workspace', () => {
     }
   });
 });
+
+/** The text of a 1-based line of a file. */
+async function lineOf(file, line) {
+  return (await readFile(file, 'utf8')).split('\n')[line - 1] ?? '';
+}

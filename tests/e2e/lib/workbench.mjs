@@ -195,10 +195,15 @@ export class Workbench {
 
   /** The top stack frame of the paused thread, as the Call Stack view shows it. */
   async topFrame() {
-    const row = this.page
-      .locator('.debug-call-stack .monaco-list-row[aria-label^="Stack Frame "]')
+    // Library frames (torch's) come folded as "Show N More Stack Frames": unfold them first.
+    const first = this.page
+      .locator('.debug-call-stack .monaco-list-row[aria-level="2"]')
       .first();
-    const label = await row.getAttribute('aria-label', { timeout: 1_000 });
+    const label = await first.getAttribute('aria-label', { timeout: 1_000 });
+    if (/^Show \d+ More Stack Frames/.test(label ?? '') || /More Stack Frames/.test(await first.innerText())) {
+      await first.click();
+      return undefined;
+    }
     const match = /^Stack Frame (.+), line (\d+), (.+)$/.exec(label ?? '');
     if (!match) return undefined;
     return { name: match[1], line: Number(match[2]), file: match[3], label };
@@ -245,15 +250,16 @@ export class Workbench {
     const row = (name) =>
       this.page.locator(`.debug-variables .monaco-list-row[aria-label^="${name}, value "]`).first();
     const parent = row(variable);
-    await parent.waitFor({ timeout });
-    if ((await parent.getAttribute('aria-expanded')) !== 'true') {
-      await parent.locator('.monaco-tl-twistie').click();
-    }
-    // The list renders only the rows in view: scroll down through the children, as a person would.
     const found = row(child);
     const list = this.page.locator('.debug-variables .monaco-list');
+    // The view refreshes its rows after each step, which can fold what was just unfolded; and
+    // it renders only the rows in view: unfold, then scroll down through the children.
     await eventually(`"${child}" under "${variable}" in the Variables view`, async () => {
       if (await found.isVisible()) return true;
+      if ((await parent.getAttribute('aria-expanded', { timeout: 1_000 })) !== 'true') {
+        await parent.locator('.monaco-tl-twistie').click({ timeout: 1_000 });
+        return false;
+      }
       await list.hover();
       await this.page.mouse.wheel(0, 88);
       return false;
