@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import resource
 import sys
 import time
 from dataclasses import dataclass
@@ -301,6 +300,10 @@ def _log_to(run_dir: Path) -> logging.Handler:
 
 
 def _peak_rss_mb() -> float:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0.0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # Linux reports KiB, macOS bytes.
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
