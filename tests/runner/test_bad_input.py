@@ -190,7 +190,8 @@ while True:
 """
 
 
-def test_killed_job_leaves_a_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_killed_job_leaves_a_result(tmp_path: Path, signum: signal.Signals) -> None:
     script = _script(tmp_path, BATCHES_FOREVER)
     run_dir = tmp_path / ".quickdev" / "runs" / "killed-run"
     proc = subprocess.Popen(
@@ -210,15 +211,15 @@ def test_killed_job_leaves_a_result(tmp_path: Path) -> None:
         else:
             pytest.fail("the job never reported batches")
         assert json.loads((run_dir / "result.json").read_text())["status"] == "running"
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 128 + signal.SIGTERM
+    assert proc.returncode == 128 + signum
     result = json.loads((run_dir / "result.json").read_text())
     assert result["status"] == "killed"
-    assert result["stop_reason"] == "signal SIGTERM"
+    assert result["stop_reason"] == f"signal {signum.name}"
     (loader,) = result["loaders"]
     assert loader["batches"] >= 4
     assert loader["passes"] >= 2
