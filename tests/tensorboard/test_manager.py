@@ -175,3 +175,19 @@ def test_a_file_as_logdir_is_a_usage_error(tmp_path: Path) -> None:
     (line,) = proc.stderr.strip().splitlines()
     assert "is a file" in line and "directory that holds the runs" in line
     assert not_a_dir.read_text() == "{}"
+
+
+def test_a_proxy_in_the_environment_is_not_used_for_loopback(fresh_logdir: Path) -> None:
+    dead_proxy = "http://127.0.0.1:9"  # nothing listens on the discard port
+    env = dict(os.environ, HTTP_PROXY=dead_proxy, http_proxy=dead_proxy)
+    env.pop("NO_PROXY", None)
+    env.pop("no_proxy", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "quickdev", "tensorboard", "--logdir", str(fresh_logdir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["url"].startswith("http://127.0.0.1:")

@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +53,9 @@ class TensorBoardServer:
 # Servers this process started, so it can reap them when they stop.
 _children: dict[int, subprocess.Popen[bytes]] = {}
 
+# Loopback never goes through a proxy, whatever HTTP_PROXY says.
+_direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -91,7 +93,7 @@ def _is_our_server(pid: int) -> bool:
 def _answers(url: str, logdir: Path) -> bool:
     """The server answers quickly, and for this logdir (not some other server on the port)."""
     try:
-        with urllib.request.urlopen(url + "data/environment", timeout=ANSWER_TIMEOUT_S) as r:
+        with _direct.open(url + "data/environment", timeout=ANSWER_TIMEOUT_S) as r:
             env = json.loads(r.read())
     except (OSError, ValueError):
         return False
