@@ -218,7 +218,7 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
             py_profile=ns.py_profile,
         )
     elif ns.py_profile:
-        profile = ProfileOptions(py_profile=True)
+        profile = ProfileOptions(py_profile=True, torch_trace=False)
     return RunOptions(
         script=ns.script,
         module=ns.module,

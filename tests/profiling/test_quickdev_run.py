@@ -101,3 +101,15 @@ def test_unprofiled_run_has_scalars_but_no_trace(tmp_path: Path) -> None:
     assert result["profile"] is None
     assert not list(run_dir.glob("*.pt.trace.json*"))
     assert list(run_dir.glob("events.out.tfevents.*.quickdev"))
+
+
+def test_py_profile_alone_writes_cprofile_stats_and_no_trace(tmp_path: Path) -> None:
+    code, result = quickdev_run(tmp_path, "train_loop.py", "--py-profile")
+    assert code == 0, result
+    run_dir = run_dir_of(tmp_path, result)
+    profile = result["profile"]
+    assert profile["trace_files"] == []
+    assert not list(run_dir.glob("*.pt.trace.json*"))
+    stats = pstats.Stats(str(run_dir / profile["py_profile"]))
+    files = {file for (file, _line, _func) in stats.stats}  # type: ignore[attr-defined]
+    assert any(f.endswith("train_loop.py") for f in files)

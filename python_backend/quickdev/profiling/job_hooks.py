@@ -52,6 +52,17 @@ def attach_to_job(options: RunOptions, run_dir: Path, hub: EventHub) -> Finalise
 
         return finish_plain
 
+    if not options.profile.torch_trace:
+        py_only = PythonProfile(run_dir)
+        py_only.start()
+
+        def finish_py_only(result: JobResult) -> None:
+            result.profile = ProfileSummary(py_profile=py_only.stop().name)
+            if sampler is not None:
+                sampler.stop()
+
+        return finish_py_only
+
     from quickdev.profiling.torch_profile import TorchProfileObserver
 
     torch_profile = TorchProfileObserver(options.profile, run_dir)

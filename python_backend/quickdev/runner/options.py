@@ -27,6 +27,7 @@ class ProfileOptions:
     with_stack: bool = True
     profile_memory: bool = False
     py_profile: bool = False
+    torch_trace: bool = True  # off when only --py-profile was asked for
 
 
 @dataclass
