@@ -30,7 +30,7 @@ def test_values_flat_or_under_the_section() -> None:
     raw = {
         "python": "/opt/env/bin/python",
         "batches": 5,
-        "runsDir": "/tmp/r",
+        "runsDir": "/srv/quickdev-runs",
         "lenses": {"step": False},
     }
     for shape in (raw, {"quickdev": raw}):
@@ -38,7 +38,7 @@ def test_values_flat_or_under_the_section() -> None:
         assert problems == []
         assert settings.python == "/opt/env/bin/python"
         assert settings.batches == 5
-        assert settings.runs_dir == "/tmp/r"
+        assert settings.runs_dir == "/srv/quickdev-runs"
         assert settings.lenses == {"run": True, "debug": True, "profile": True, "step": False}
 
 
