@@ -182,6 +182,7 @@ data = TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
 trainer = pl.Trainer(
     max_epochs=50,
     logger=CSVLogger("csv_logs"),
+    default_root_dir="outputs",
     val_check_interval=10,
     num_sanity_val_steps=2,
     enable_progress_bar=False,
@@ -206,8 +207,10 @@ def test_pytorch_lightning_limits_and_logger(run_quickdev: Any, tmp_path: Path) 
     (metrics,) = run.run_dir.rglob("metrics.csv")
     assert "loss" in metrics.read_text()
     assert [r["requested"] for r in run.result["redirected_outputs"]] == [
-        str(tmp_path / "csv_logs")
+        str(tmp_path / "outputs"),
+        str(tmp_path / "csv_logs"),
     ]
+    assert not (tmp_path / "outputs").exists()
 
 
 def test_no_limits_runs_every_batch(run_quickdev: Any, tmp_path: Path) -> None:

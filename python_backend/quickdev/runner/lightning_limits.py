@@ -78,6 +78,11 @@ class LightningLimits:
     def trainer_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         kwargs = dict(kwargs)
         kwargs.pop("fast_dev_run", None)
+        requested_root = kwargs.get("default_root_dir")
+        if requested_root and not self._inside(requested_root):
+            self.redirector.recorder.redirected(
+                str(Path(os.path.abspath(requested_root))), str(self.root)
+            )
         kwargs["default_root_dir"] = str(self.root)
         if self.batches is not None:
             for split in ("train", "val", "test", "predict"):
