@@ -283,6 +283,29 @@ export class Workbench {
     return this.newNotification(shown, options);
   }
 
+  /** A row of the Quickdev Runs view showing `label` (e.g. "train.py (run)") and `status`. */
+  runsRow(label, status) {
+    return this.page
+      .locator('.pane', { has: this.page.locator('.pane-header', { hasText: /Quickdev Runs/i }) })
+      .locator('.monaco-list-row', { hasText: label })
+      .filter({ hasText: status })
+      .first();
+  }
+
+  /** Opens the Problems view from the status bar's error and warning counts. */
+  async showProblems({ timeout = 15_000 } = {}) {
+    const panel = this.page.locator('.markers-panel');
+    if (!(await panel.isVisible())) {
+      await this.page.locator('#status\\.problems').click({ timeout });
+    }
+    await panel.waitFor({ timeout });
+  }
+
+  problemRows() {
+    // File rows and marker rows; a marker row names its line as "[Ln N, Col M]".
+    return this.page.locator('.markers-panel .monaco-list-row').filter({ hasText: /Ln \d+/ });
+  }
+
   /** The names of the top-level entries in the Explorer (the workspace folders). */
   async explorerRoots({ timeout = 15_000 } = {}) {
     const roots = this.page.locator('.explorer-folders-view .monaco-list-row[aria-level="1"]');
