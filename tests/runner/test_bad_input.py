@@ -92,6 +92,16 @@ def test_sys_exit_zero_passes(run_quickdev: Any, tmp_path: Path) -> None:
     assert run.result["exit_code"] == 0
 
 
+def test_json_is_its_own_last_line_after_unfinished_output(
+    run_quickdev: Any, tmp_path: Path
+) -> None:
+    script = _script(tmp_path, "print('progress 3/10', end='')\n")
+    run = run_quickdev(str(script), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == "progress 3/10"
+    assert run.result is not None and run.result["status"] == "passed"
+
+
 def test_hang_ends_at_timeout(run_quickdev: Any, tmp_path: Path) -> None:
     script = _script(tmp_path, "import time\n\ntime.sleep(600)\n")
     started = time.monotonic()

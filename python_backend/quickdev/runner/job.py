@@ -54,6 +54,8 @@ def run_from_cli(options: RunOptions) -> int:
     if options.print_json:
         sys.stdout.flush()
         out = sys.__stdout__ or sys.stdout
+        if output_tee.stdout_mid_line():
+            out.write("\n")
         out.write(json.dumps(outcome.result.to_dict(), default=str) + "\n")
         out.flush()
     return outcome.exit_code

@@ -26,9 +26,12 @@ class _Tee:
         self._stream = stream
         self._log = log
         self._flushed_at = time.monotonic()
+        self.mid_line = False  # the last text written did not end a line
 
     def write(self, text: str) -> int:
         written = self._stream.write(text)
+        if text:
+            self.mid_line = not text.endswith("\n")
         if not self._log.closed:
             self._log.write(text)
             if time.monotonic() - self._flushed_at > _LOG_FLUSH_INTERVAL_S:
@@ -47,8 +50,18 @@ class _Tee:
         return getattr(self._stream, name)
 
 
+_stdout_tee: _Tee | None = None
+
+
 def install(patcher: Patcher, run_dir: Path) -> None:
+    global _stdout_tee
     log = (run_dir / STDOUT_FILE).open("w", encoding="utf-8", errors="replace")
-    patcher.set(sys, "stdout", _Tee(sys.stdout, log))
+    _stdout_tee = _Tee(sys.stdout, log)
+    patcher.set(sys, "stdout", _stdout_tee)
     patcher.set(sys, "stderr", _Tee(sys.stderr, log))
     patcher.on_undo(log.close)
+
+
+def stdout_mid_line() -> bool:
+    """Whether the script left stdout in the middle of a line (so --json starts a new one)."""
+    return _stdout_tee is not None and _stdout_tee.mid_line
