@@ -20,6 +20,8 @@ export type JobOptions = Omit<StartJobArgs, "script" | "mode">;
 
 // Notifications drive the UI; this poll only covers a notification that never arrives.
 const POLL_MS = 2_000;
+// How long a cancelled job may take to report its end before the progress closes anyway.
+const CANCEL_GRACE_MS = 15_000;
 
 export class Jobs {
   constructor(
@@ -56,12 +58,20 @@ export class Jobs {
             progress.report({ message: describeRun(run) });
           }
         });
+        // Cancel asks the server to stop the job, then waits (a while) to report how it ended.
+        const giveUp = new vscode.CancellationTokenSource();
+        let timer: NodeJS.Timeout | undefined;
         const cancel = token.onCancellationRequested(() => {
-          void this.server.command("quickdev.cancelJob", { runId: answer.runId });
+          log.info(`cancelling run ${answer.runId}`);
+          progress.report({ message: "cancelling…" });
+          void this.cancel(answer.runId);
+          timer = setTimeout(() => giveUp.cancel(), CANCEL_GRACE_MS);
         });
         try {
-          return await this.waitForEnd(answer.runId, token);
+          return await this.waitForEnd(answer.runId, giveUp.token);
         } finally {
+          clearTimeout(timer);
+          giveUp.dispose();
           updates.dispose();
           cancel.dispose();
         }

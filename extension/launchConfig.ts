@@ -8,18 +8,14 @@ import { log } from "./logger";
 import { type ScanAnswer, isError } from "./protocol";
 import type { QuickdevServer } from "./server";
 
-const BOM = "\uFEFF";
-
 type FileOutcome = { uri: vscode.Uri; file: string } & ({ added: number } | { problem: string });
 
-async function readText(uri: vscode.Uri): Promise<string> {
+async function exists(uri: vscode.Uri): Promise<boolean> {
   try {
-    return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-  } catch (error) {
-    if (error instanceof vscode.FileSystemError && error.code === "FileNotFound") {
-      return "";
-    }
-    throw error;
+    await vscode.workspace.fs.stat(uri);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -29,24 +25,41 @@ function displayName(uri: vscode.Uri): string {
   return relative === uri.fsPath ? path.basename(uri.fsPath) : relative;
 }
 
-/** Edits one file; a malformed or unsaved file is reported and left as it is. */
+/**
+ * Edits one file; a malformed or unsaved file is reported and left as it is. Writes go through
+ * the editor (an edit, then save) rather than the disk: VS Code then reloads its launch
+ * configurations at once, where a file watcher may be slow or absent (remote, code-server).
+ */
 async function editFile(uri: vscode.Uri, additions: LaunchAdditions, root: readonly string[]): Promise<FileOutcome> {
   const file = displayName(uri);
-  const open = vscode.workspace.textDocuments.find((document) => document.uri.toString() === uri.toString());
-  if (open?.isDirty) {
-    return { uri, file, problem: "it has unsaved changes; save it and run the command again" };
+  const edit = new vscode.WorkspaceEdit();
+  let document: vscode.TextDocument | undefined;
+  let outcome: ReturnType<typeof addToLaunch>;
+  if (await exists(uri)) {
+    document = await vscode.workspace.openTextDocument(uri);
+    if (document.isDirty) {
+      return { uri, file, problem: "it has unsaved changes; save it and run the command again" };
+    }
+    outcome = addToLaunch(document.getText(), additions, root);
+    if (outcome.kind === "changed") {
+      const whole = new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length));
+      edit.replace(uri, whole, outcome.text);
+    }
+  } else {
+    outcome = addToLaunch("", additions, root);
+    if (outcome.kind === "changed") {
+      edit.createFile(uri, { contents: new TextEncoder().encode(outcome.text) });
+    }
   }
-  const raw = await readText(uri);
-  const bom = raw.startsWith(BOM) ? BOM : "";
-  const outcome = addToLaunch(raw.slice(bom.length), additions, root);
   if (outcome.kind === "malformed") {
     return { uri, file, problem: `it is not valid JSON (${outcome.problem}); it was left unchanged` };
   }
   if (outcome.kind === "unchanged") {
     return { uri, file, added: 0 };
   }
-  await vscode.workspace.fs.createDirectory(vscode.Uri.joinPath(uri, ".."));
-  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(bom + outcome.text));
+  if (!(await vscode.workspace.applyEdit(edit)) || (document && !(await document.save()))) {
+    return { uri, file, problem: "the editor refused the change; it was left unchanged" };
+  }
   log.info(`${file}: added ${outcome.added.join(", ")}`);
   return { uri, file, added: outcome.added.length };
 }
