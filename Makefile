@@ -29,7 +29,7 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest
 
-test: system-deps lint typecheck pytest ext-check
+test: system-deps lint typecheck pytest ext-check e2e
 
 clean:
 	rm -rf $(VENV) .quickdev .mypy_cache .ruff_cache .pytest_cache
