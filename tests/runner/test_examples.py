@@ -223,7 +223,9 @@ def test_char_lm_stops_at_timeout(run_quickdev: Any, examples_dir: Path, tmp_pat
     assert run.result["stop_reason"] == "timeout"
     # The budget covers the whole job, imports included; 3000 iterations take far longer.
     assert 5 <= run.result["duration_s"] < 30
-    assert len(run.result["losses"]) == run.result["optimizer_steps"]
+    # The alarm may land between backward() and the optimizer step.
+    steps = run.result["optimizer_steps"]
+    assert steps <= len(run.result["losses"]) <= steps + 1
 
 
 def test_save_model_redirects_and_keeps_user_file(
