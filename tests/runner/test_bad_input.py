@@ -132,7 +132,7 @@ def test_hang_in_native_code_still_ends(run_quickdev: Any, tmp_path: Path) -> No
     script = _script(tmp_path, STUCK_IN_NATIVE_CODE)
     started = time.monotonic()
     # Long enough for the imports to finish on a busy machine, so the alarm hits the sleep.
-    run = run_quickdev("--timeout", "8", str(script), cwd=tmp_path)
+    run = run_quickdev("--timeout", "10", str(script), cwd=tmp_path)
     assert time.monotonic() - started < 60
     assert run.returncode == 0, run.stderr
     assert "the script did not respond" in run.stderr
