@@ -104,6 +104,10 @@ def main() -> None:
     test_accuracy = accuracy(model, test)
     if rank == 0:
         print(f"test accuracy {test_accuracy:.3f} ({world} ranks)")
+    # Free DDP's reducer and let in-flight collectives finish before the process group
+    # goes away: destroying a gloo group from a finaliser can deadlock on the GIL.
+    del model, optimizer
+    dist.barrier()
     dist.destroy_process_group()
 
 

@@ -79,10 +79,18 @@ def run_distributed(options: RunOptions) -> int:
     # A new session, so a failure can stop torchrun and every rank with one signal.
     proc = subprocess.Popen(launch, env=env, stderr=subprocess.PIPE, start_new_session=True)
     stderr_tail = _tee_stderr(proc)
+    # torchrun runs in its own session, so a signal to this process (a timeout, the
+    # language server cancelling) must be passed on, or the ranks outlive the job.
+    previous = {
+        sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)
+    }
     try:
         _watch(proc, run_dir, options)
     except KeyboardInterrupt:
         _stop_group(proc)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     merged = merge_results(
         run_dir, options, started=started, launcher_code=proc.returncode, stderr=stderr_tail
     )
@@ -93,6 +101,10 @@ def run_distributed(options: RunOptions) -> int:
     if options.print_json:
         print(json.dumps(merged, default=str), flush=True)
     return 0 if merged["status"] in ("passed", "stopped") else 1
+
+
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _tee_stderr(proc: subprocess.Popen[bytes]) -> collections.deque[str]:
