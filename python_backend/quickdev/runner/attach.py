@@ -87,6 +87,11 @@ def attach_to_run(run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[s
     if address and _pid_alive(address.get("pid")) and _listens(address):
         return address
     info = _read_json(run_dir / ATTACH_FILE)
+    if not info and (run_dir / "rank0").is_dir():
+        raise AttachError(
+            f"{run_dir} is a distributed job: attach to one of its ranks, "
+            f"e.g. 'quickdev attach --run {run_dir / 'rank0'}'"
+        )
     if not info:
         raise AttachError(
             f"{run_dir} has no {ATTACH_FILE}: the job has not started yet, or was not started "
@@ -105,8 +110,9 @@ def attach_to_run(run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[s
             raise AttachError(f"the job in {run_dir} (PID {pid}) ended before debugpy started")
         time.sleep(0.05)
     raise AttachError(
-        f"the job (PID {pid}) did not start debugpy within {timeout_s:.0f}s; "
-        f"see {run_dir / 'job.log'} for why"
+        f"the job (PID {pid}) did not start debugpy within {timeout_s:.0f}s: its main thread "
+        "may be blocked in native code (a collective, a long kernel), where Python cannot "
+        f"take the signal; see {run_dir / 'job.log'}, or try 'quickdev attach --pid {pid}'"
     )
 
 
