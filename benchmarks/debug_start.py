@@ -109,8 +109,12 @@ def main() -> None:
         quickdev.append(time_to_breakpoint(start_quickdev))
         plain.append(time_to_breakpoint(start_plain_debugpy))
     q, p = statistics.median(quickdev), statistics.median(plain)
-    print(f"quickdev run --listen → first breakpoint:  median {q:.2f} s  {[round(t, 2) for t in quickdev]}")
-    print(f"python -m debugpy      → first breakpoint:  median {p:.2f} s  {[round(t, 2) for t in plain]}")
+    for label, median, times in [
+        ("quickdev run --listen", q, quickdev),
+        ("python -m debugpy    ", p, plain),
+    ]:
+        runs = ", ".join(f"{t:.2f}" for t in times)
+        print(f"{label} → first breakpoint: median {median:.2f} s  ({runs})")
     print(f"debug start ratio quickdev/plain (goal <= 0.8): {q / p:.2f}")
 
 
