@@ -2,7 +2,7 @@
 // would go through it. Steps run in order and share one workbench; each saves a screenshot.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { before, describe } from 'node:test';
 
@@ -147,6 +147,52 @@ describe('a trusted multi-root workspace', () => {
     await workbench.screenshot('runs-view-debug-passed');
   });
 
+  step('Profile runs with progress, opens TensorBoard on the run, and a source link opens the line', async () => {
+    const page = workbench.page;
+    await workbench.openFile('vision/train.py');
+    await workbench.goToLine(96);
+    const shown = await workbench.notificationTexts();
+    await workbench.clickLens('if __name__ == "__main__":', 'Profile');
+    await workbench.newNotification(shown, { matching: /profiling train\.py/i });
+    await workbench.screenshot('profile-progress');
+
+    const tab = page.locator('.tabs-container .tab', { hasText: 'TensorBoard' });
+    await tab.waitFor({ timeout: 120_000 });
+    const runId = await eventually('a profiled run on disk', () =>
+      profiledRun(path.join(workspace.folder('vision'), '.quickdev', 'runs')),
+    );
+    assert.match(await tab.innerText(), new RegExp(runId));
+    // TensorBoard runs inside the webview; the profiler plugin is a frame inside TensorBoard.
+    const plugin = await eventually('the PyTorch Profiler plugin in the panel', async () => {
+      for (const frame of page.frames()) {
+        if (/\/data\/plugin\/pytorch_profiler\//.test(frame.url())) {
+          if (await frame.getByText('Views', { exact: true }).count()) return frame;
+        }
+      }
+      return undefined;
+    }, { timeout: 60_000 });
+    await plugin.getByText(runId, { exact: true }).waitFor({ timeout: 30_000 });
+    await workbench.screenshot('tensorboard-profiler-plugin');
+
+    await plugin.getByRole('button', { name: 'Overview' }).click();
+    await plugin.getByRole('option', { name: 'Operator' }).click();
+    await plugin.getByText('Operator View').waitFor({ timeout: 30_000 });
+    await plugin.getByText('View CallStack').first().click();
+    await plugin.getByText('View call frames').first().click();
+    const link = plugin.locator('button', { hasText: /train\.py\(\d+\)/ }).first();
+    const linkText = await link.innerText();
+    await workbench.screenshot('tensorboard-operator-call-frames');
+    const line = Number(/train\.py\((\d+)\)/.exec(linkText)[1]);
+
+    await link.click();
+    await eventually(`train.py opened at line ${line}`, async () => {
+      const where = await workbench.activeEditorPath();
+      const selection = await page.locator('#status\\.editor\\.selection').innerText();
+      return where.endsWith('vision/train.py') && selection.startsWith(`Ln ${line},`);
+    });
+    await workbench.screenshot('source-link-opened');
+  });
+
   step('a shape error shows in Problems at the failing line, and the fix clears it', async () => {
     const script = path.join(workspace.folder('vision'), 'train.py');
     const good = await readFile(script, 'utf8');
@@ -219,4 +265,13 @@ describe('an untrusted workspace', () => {
 /** The text of a 1-based line of a file. */
 async function lineOf(file, line) {
   return (await readFile(file, 'utf8')).split('\n')[line - 1] ?? '';
+}
+
+/** The id of the run under `runsDir` that holds a profiler trace, if there is one. */
+async function profiledRun(runsDir) {
+  for (const run of await readdir(runsDir).catch(() => [])) {
+    const files = await readdir(path.join(runsDir, run), { recursive: true }).catch(() => []);
+    if (files.some((file) => /\.pt\.trace\.json(\.gz)?$/.test(file))) return run;
+  }
+  return undefined;
 }
