@@ -201,18 +201,21 @@ def merge_results(
         profile = merged.profile or ProfileSummary()
         merged.profile = dataclasses.replace(profile, trace_files=traces)
 
-    failed = sorted(
-        ((mtime, rank, res) for rank, res, mtime in present if res.status == "failed"),
+    # The rank that ended first explains the job: its peers then fail at their next
+    # collective ("connection closed by peer"), which is a consequence, not the cause.
+    ended_early = sorted(
+        ((mtime, rank, res) for rank, res, mtime in present if res.status in ("failed", "stopped")),
         key=lambda item: (item[0], item[1]),
     )
     missing = [rank for rank, res, _ in ranks if res is None or res.status in ("running", "killed")]
-    if failed:
-        _, rank, first = failed[0]
+    merged.error, merged.exit_code, merged.stop_reason = None, None, None
+    if ended_early and ended_early[0][2].status == "failed":
+        _, rank, first = ended_early[0]
         merged.status = "failed"
         merged.error = _rank_error(rank, first.error)
         merged.exit_code = first.exit_code
         merged.stop_reason = first.stop_reason
-    elif missing or (launcher_code not in (0, None)):
+    elif missing or (launcher_code not in (0, None) and not ended_early):
         merged.status = "failed" if launcher_code not in (0, None, -9, -15) else "killed"
         tail = [line for line in (stderr or []) if line.strip()]
         merged.error = ErrorInfo(
@@ -222,11 +225,12 @@ def merge_results(
                 f"{missing or 'none'}" + (f"; last output: {tail[-1].strip()}" if tail else "")
             ),
         )
-    elif any(res.status == "stopped" for _, res, _ in present):
+    elif ended_early:
         merged.status = "stopped"
-        merged.stop_reason = next(res.stop_reason for _, res, _ in present if res.stop_reason)
+        merged.stop_reason = ended_early[0][2].stop_reason
     else:
         merged.status = "passed"
+        merged.stop_reason = "completed"
 
     data = merged.to_dict()
     # Beside the schema's fields, a line per rank: readers that know only the schema
