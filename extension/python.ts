@@ -2,7 +2,7 @@
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import { log } from "./logger";
-import { PROBE, findings, parseReport } from "./pythonCheck";
+import { type InterpreterReport, PROBE, findings, parseReport } from "./pythonCheck";
 import { readSettings, variableContext } from "./settings";
 import { type Interpreter, pickInterpreter } from "./settingsResolve";
 
@@ -70,14 +70,17 @@ function run(python: string, args: string[]): Promise<string> {
   });
 }
 
+// What the user was already told this session: a restart should not repeat the same offer.
+const told = new Set<string>();
+
 /**
  * Tells the user what the interpreter lacks. Returns false when it cannot run the server at all.
  */
 export async function checkInterpreter(interpreter: Interpreter): Promise<boolean> {
   const python = interpreter.path;
-  let stdout: string;
+  let report: InterpreterReport;
   try {
-    stdout = await run(python, ["-c", PROBE]);
+    report = parseReport(await run(python, ["-c", PROBE]));
   } catch (error) {
     const message =
       `Quickdev cannot run the Python interpreter "${python}" (${(error as Error).message}). ` +
@@ -86,7 +89,6 @@ export async function checkInterpreter(interpreter: Interpreter): Promise<boolea
     void showWithSettingsButton(message);
     return false;
   }
-  const report = parseReport(stdout);
   log.info(`interpreter ${report.executable} (${interpreter.source}), torch ${report.torch ?? "missing"}`);
   for (const finding of findings(python, report)) {
     log.warn(finding.message);
@@ -94,6 +96,11 @@ export async function checkInterpreter(interpreter: Interpreter): Promise<boolea
       void showWithSettingsButton(finding.message);
       return false;
     }
+    const key = `${python}\n${finding.kind}`;
+    if (told.has(key)) {
+      continue;
+    }
+    told.add(key);
     if (finding.kind === "noTorch") {
       void vscode.window
         .showWarningMessage(finding.message, "Copy Command")
