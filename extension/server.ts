@@ -33,6 +33,12 @@ export function serverEnvironment(extensionPath: string): NodeJS.ProcessEnv {
   };
 }
 
+/** With a port (developing Quickdev itself), the server waits there for a Python debugger. */
+export function serverArguments(debugPort: string | undefined): string[] {
+  const serve = ["-m", "quickdev", "serve"];
+  return debugPort ? ["-m", "debugpy", "--listen", `127.0.0.1:${debugPort}`, ...serve] : serve;
+}
+
 export class QuickdevServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private interpreter: Interpreter | undefined;
@@ -62,7 +68,7 @@ export class QuickdevServer implements vscode.Disposable {
     this.interpreter = interpreter;
     const serverOptions: ServerOptions = {
       command: interpreter.path,
-      args: ["-m", "quickdev", "serve"],
+      args: serverArguments(process.env.QUICKDEV_DEBUG_SERVER_PORT),
       options: {
         env: serverEnvironment(this.extensionPath),
         cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
