@@ -16,7 +16,7 @@ import { TensorBoardPanels } from "./tensorboardPanel";
 
 let stopServer: (() => Promise<void>) | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(createLogger());
   const server = new QuickdevServer(context.extensionPath, () => restarts.settled());
   stopServer = () => server.stop();
