@@ -1,7 +1,8 @@
 """CPU, memory and (where CUDA is present) GPU figures, sampled while the job runs.
 
-Written as TensorBoard scalars into the run directory, so the run's Scalars tab
-shows utilisation beside the profiler's trace. psutil is used when the job's
+Written as TensorBoard scalars into the run directory (by hand, see event_file.py:
+importing TensorBoard's writer would cost the job half a second), so the run's
+Scalars tab shows utilisation beside the profiler's trace. psutil is used when the job's
 interpreter has it; otherwise the process's own counters are read directly.
 """
 
@@ -14,7 +15,8 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from quickdev.runner.event_file import ScalarEventFile
 
 log = logging.getLogger(__name__)
 
@@ -105,35 +107,22 @@ class ResourceSampler:
         self.samples = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="quickdev-sampler", daemon=True)
-        self._writer: Any = None
+        self._writer: ScalarEventFile | None = None
 
     def start(self) -> None:
         self._thread.start()
-
-    def _open_writer(self) -> bool:
-        # Importing TensorBoard's writer takes a few tenths of a second; here, in the
-        # sampler's own thread, it overlaps the job instead of delaying its start.
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-        except ImportError:
-            log.warning(
-                "resource sampling is off: the job's interpreter lacks tensorboard "
-                "(pip install tensorboard==2.21.0)"
-            )
-            return False
-        self._writer = SummaryWriter(log_dir=str(self.run_dir), filename_suffix=SCALARS_SUFFIX)
-        return True
 
     def _run(self) -> None:
         readers = [_reader()]
         gpu = _gpu_reader()
         if gpu is not None:
             readers.append(gpu)
-        first_at, first = time.time(), self._read(readers)  # the job's start, before the import
-        if not self._open_writer():
+        try:
+            self._writer = ScalarEventFile(self.run_dir, SCALARS_SUFFIX)
+        except OSError:
+            log.exception("resource sampling is off: cannot write to %s", self.run_dir)
             return
-        if first:
-            self._write(first, first_at)
+        self._sample(readers)  # the job's start
         # Sample on every tick and once more at the end, so even a job shorter than
         # one interval leaves figures to look at.
         while not self._stop.wait(self.interval_s):
@@ -155,9 +144,11 @@ class ResourceSampler:
             self._write(values, now)
 
     def _write(self, values: dict[str, float], walltime: float) -> None:
+        assert self._writer is not None
         try:
             for tag, value in values.items():
-                self._writer.add_scalar(tag, value, self.samples, walltime=walltime)
+                self._writer.add_scalar(tag, value, self.samples, walltime)
+            self._writer.flush()  # a reader (TensorBoard) sees figures while the job runs
         except Exception:
             log.exception("writing resource scalars failed")
         self.samples += 1
