@@ -9,8 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from conftest import line_of, quickdev_env
 from dap import DapClient, wait_for_json_file
+from debug_support import line_of, quickdev_env
 
 LOOP = textwrap.dedent(
     """

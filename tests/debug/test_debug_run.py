@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO, line_of, quickdev_env
 from dap import DapClient, wait_for_json_file
+from debug_support import REPO, line_of, quickdev_env
 
 TRAIN_LOOP = REPO / "examples" / "train_loop.py"
 TRAINING_STEP = "loss = loss_fn(model(inputs), targets)"

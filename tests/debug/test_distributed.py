@@ -10,8 +10,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from conftest import REPO, line_of, quickdev_env
 from dap import DapClient, wait_for_json_file
+from debug_support import REPO, line_of, quickdev_env
 
 DDP_TRAIN = REPO / "examples" / "ddp_train.py"
 
