@@ -1,6 +1,6 @@
 // Where a run leaves what a person looks at afterwards: screenshots of every step, and
 // code-server's logs when a step fails. Cleared at the start of each run.
-import { cp, mkdir, rm } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,5 +21,12 @@ export async function copyFixtureWorkspace(toDir) {
     root: toDir,
     workspaceFile: path.join(toDir, 'quickdev-e2e.code-workspace'),
     folder: (name) => path.join(toDir, name),
+    /** Copies each folder's quick-dev runs (result.json, job logs, traces) next to the logs. */
+    async saveRuns(logDir) {
+      for (const name of await readdir(toDir)) {
+        const runs = path.join(toDir, name, '.quickdev', 'runs');
+        await cp(runs, path.join(logDir, `runs-${name}`), { recursive: true }).catch(() => {});
+      }
+    },
   };
 }

@@ -21,7 +21,9 @@ export function useSession(name, settings) {
         await fn();
       } catch (error) {
         await session.workbench?.screenshot(`FAILED-${slug(title)}`).catch(() => {});
-        await session.server?.saveLogs(path.join(artifactsDir, 'logs', name)).catch(() => {});
+        const logs = path.join(artifactsDir, 'logs', name);
+        await session.server?.saveLogs(logs).catch(() => {});
+        await session.workspace?.saveRuns(logs).catch(() => {});
         throw error;
       }
     });
