@@ -134,6 +134,15 @@ def test_attach_errors_are_one_line(tmp_path: Path) -> None:
     assert answer.returncode == 1
     assert f"no process with PID {gone.stdout.strip()}" in answer.stderr
 
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        answer = quickdev_attach("--pid", str(sleeper.pid))
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert answer.returncode == 1
+    assert f"PID {sleeper.pid} is not a Python process" in answer.stderr
+
     answer = quickdev_attach("--pid", str(os.getpid()), "--run", str(no_job))
     assert answer.returncode == 2  # usage: one target only
 

@@ -205,6 +205,9 @@ def check_can_attach_to_pid(pid: int) -> None:
         raise AttachError(f"no process with PID {pid}")
     if pid == os.getpid():
         raise AttachError("cannot attach to this process itself")
+    program = _program_of(pid)
+    if program is not None and not _runs_python(pid, program):
+        raise AttachError(f"PID {pid} is not a Python process (it runs {program})")
     if shutil.which("gdb") is None:
         raise AttachError(
             "gdb is not installed: debugpy attaches to a PID through gdb; install it "
@@ -233,6 +236,23 @@ def check_can_attach_to_pid(pid: int) -> None:
         raise AttachError(
             f"PID {pid} belongs to another user: attach as that user or as root"
         ) from None
+
+
+def _program_of(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None  # not Linux, or not ours to look at: let the injection say what is wrong
+
+
+def _runs_python(pid: int, program: str) -> bool:
+    if "python" in Path(program).name.lower():
+        return True
+    # An embedding program (uwsgi, a custom launcher) maps libpython instead.
+    try:
+        return "libpython" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return True
 
 
 def _ptrace_scope() -> int:
