@@ -86,6 +86,21 @@ describe('a trusted multi-root workspace', () => {
       for (const configuration of configurations) assert.equal(configuration.justMyCode, false);
     }
     assert.ok(launch.compounds?.length >= 1, 'the .code-workspace has no compound');
+
+    // Running it again adds nothing; the command says so when it is done.
+    await workbench.notificationAfter(
+      () => workbench.runCommand('Quickdev: Generate Launch Configurations'),
+      { matching: /nothing to add/i },
+    );
+    await workbench.screenshot('launch-configurations-second-run');
+    const generated = [
+      [visionLaunch, vision],
+      [textLaunch, text],
+      [workspace.workspaceFile, workspaceFile],
+    ];
+    for (const [file, first] of generated) {
+      assert.equal((await readJsonc(file)).text, first.text, `a second run changed ${file}`);
+    }
   });
 
   step('code lenses show above the entry point and the training step', async () => {

@@ -52,11 +52,16 @@ export class Workbench {
     await this.pickFocusedCommand(input, title, timeout);
   }
 
-  /** Presses Enter once the palette's focused row is `title` (clicks can land on a stale row). */
+  /**
+   * Presses Enter once the palette's focused row is `title`, as filtered by what was typed: a
+   * command run before is already focused (recently used) before the filter applies, and Enter
+   * in that moment can be lost. Filtered rows highlight the typed letters.
+   */
   async pickFocusedCommand(input, title, timeout) {
     const focused = this.page
       .locator('.quick-input-list .monaco-list-row.focused')
-      .filter({ has: this.page.locator('.label-name', { hasText: exactText(title) }) });
+      .filter({ has: this.page.locator('.label-name', { hasText: exactText(title) }) })
+      .filter({ has: this.page.locator('.label-name .highlight') });
     await focused.waitFor({ timeout });
     await input.press('Enter');
     await this.quickInput().waitFor({ state: 'hidden', timeout });
