@@ -99,7 +99,7 @@ def start_plain_debugpy(tmp: Path) -> tuple[subprocess.Popen[bytes], str, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # the same quiet start for both
 
