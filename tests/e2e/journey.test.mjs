@@ -69,19 +69,23 @@ describe('a trusted multi-root workspace', () => {
     assert.deepEqual(workspaceFile.value.folders, originalWorkspace.value.folders);
 
     for (const [folder, file] of [['vision', vision], ['text', text]]) {
-      const added = file.value.configurations.filter((c) => !['Train (full)', 'Attach (5678)'].includes(c.name));
+      const handWritten = ['Train (full)', 'Attach (5678)'];
+      const added = file.value.configurations.filter((c) => !handWritten.includes(c.name));
       const names = added.map((c) => c.name);
       assert.ok(names.includes('Python: Current File (all code)'), `${folder}: ${names}`);
       const forScript = added.filter((c) => JSON.stringify(c).includes('train.py'));
       assert.ok(forScript.length >= 1, `${folder}: no configuration runs train.py: ${names}`);
       for (const configuration of added) {
-        assert.equal(configuration.justMyCode, false, `${folder}: ${configuration.name} must set justMyCode false`);
+        const where = `${folder}: ${configuration.name}`;
+        assert.equal(configuration.justMyCode, false, `${where} must set justMyCode false`);
       }
     }
     const launch = workspaceFile.value.launch;
     for (const folder of ['vision', 'text']) {
       const scriptPath = `\${workspaceFolder:${folder}}/train.py`;
-      const configurations = launch.configurations.filter((c) => JSON.stringify(c).includes(scriptPath));
+      const configurations = launch.configurations.filter((c) =>
+        JSON.stringify(c).includes(scriptPath),
+      );
       assert.ok(configurations.length >= 1, `the .code-workspace has nothing for ${scriptPath}`);
       for (const configuration of configurations) assert.equal(configuration.justMyCode, false);
     }
@@ -107,10 +111,13 @@ describe('a trusted multi-root workspace', () => {
     await workbench.openFile('vision/train.py');
     await workbench.goToLine(96);
     const entry = await eventually('lenses above the main guard', async () => {
-      const titles = (await workbench.lensesAbove('if __name__ == "__main__":')).map((l) => l.title);
+      const lenses = await workbench.lensesAbove('if __name__ == "__main__":');
+      const titles = lenses.map((lens) => lens.title);
       return titles.length >= 3 && titles;
     }, { timeout: 60_000 });
-    for (const title of ['Quick-dev run', 'Debug', 'Profile']) assert.ok(entry.includes(title), `${entry}`);
+    for (const title of ['Quick-dev run', 'Debug', 'Profile']) {
+      assert.ok(entry.includes(title), `no "${title}" lens among ${entry}`);
+    }
     await workbench.screenshot('lenses-entry-point');
     await workbench.goToLine(43);
     await eventually('the "Debug this step" lens above train_step', async () =>
@@ -122,7 +129,8 @@ describe('a trusted multi-root workspace', () => {
   step('Debug this step stops in the step, steps into torch.nn, shows a tensor shape, and the run passes', async () => {
     await workbench.clickLens('def train_step(', 'Debug this step');
     // The first statement of the step's body, in the fixture's train.py.
-    let frame = await workbench.pausedAt('train_step', (f) => f.name === 'train_step' && f.file === 'train.py');
+    const inStep = (f) => f.name === 'train_step' && f.file === 'train.py';
+    let frame = await workbench.pausedAt('train_step', inStep);
     assert.equal(frame.line, 49);
     await workbench.screenshot('debug-stopped-in-step');
 
@@ -213,8 +221,10 @@ describe('a trusted multi-root workspace', () => {
     const good = await readFile(script, 'utf8');
     const layer = 'self.classifier = nn.Linear(16 * 8 * 8, num_classes)';
     assert.ok(good.includes(layer));
-    // The classifier no longer fits the features: the forward pass fails in `self.classifier(flat)`.
-    await writeFile(script, good.replace(layer, 'self.classifier = nn.Linear(16 * 7 * 7, num_classes)'));
+    // The classifier no longer fits the features: the forward pass fails in
+    // `self.classifier(flat)`.
+    const broken = 'self.classifier = nn.Linear(16 * 7 * 7, num_classes)';
+    await writeFile(script, good.replace(layer, broken));
     await workbench.openFile('vision/train.py');
     await workbench.goToLine(35);
     await workbench.editorShows('nn.Linear(16 * 7 * 7, num_classes)');
@@ -236,7 +246,10 @@ describe('a trusted multi-root workspace', () => {
     await workbench.clickLens('if __name__ == "__main__":', 'Quick-dev run');
     await workbench.runsRow('train.py (run)', 'passed').waitFor({ timeout: 90_000 });
     await workbench.showProblems();
-    await eventually('the Problems view to clear', async () => (await workbench.problemRows().count()) === 0);
+    await eventually(
+      'the Problems view to clear',
+      async () => (await workbench.problemRows().count()) === 0,
+    );
     await workbench.screenshot('problems-cleared');
   });
 });
@@ -256,7 +269,8 @@ describe('an untrusted workspace', () => {
     await workbench.editorShows('class SmallCNN(nn.Module):');
     await workbench.screenshot('restricted-mode');
 
-    for (const command of ['Run Current File (Quick-Dev)', 'Debug Current File (Quick-Dev)', 'Profile Current File (Quick-Dev)']) {
+    const commands = ['Run', 'Debug', 'Profile'].map((verb) => `${verb} Current File (Quick-Dev)`);
+    for (const command of commands) {
       const shown = await workbench.notificationTexts();
       const outcome = await workbench.tryCommand(`Quickdev: ${command}`);
       // Either the command is not offered, or running it tells the person why nothing ran.
@@ -272,7 +286,8 @@ describe('an untrusted workspace', () => {
     const started = await server.processes();
     assert.deepEqual(started.filter((args) => /python/.test(args)), []);
     for (const folder of ['vision', 'text']) {
-      assert.ok(!existsSync(path.join(workspace.folder(folder), '.quickdev')), `a run started in ${folder}`);
+      const runs = path.join(workspace.folder(folder), '.quickdev');
+      assert.ok(!existsSync(runs), `a run started in ${folder}`);
     }
   });
 });

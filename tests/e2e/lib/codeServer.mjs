@@ -160,7 +160,10 @@ export async function startCodeServer({ settings = {}, vsix, logDir, name = 'cod
   const url = await new Promise((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(
-      () => reject(new Error(`code-server did not listen within ${STARTUP_DEADLINE_MS} ms; see ${logFile}`)),
+      () =>
+        reject(
+          new Error(`code-server did not listen within ${STARTUP_DEADLINE_MS} ms; see ${logFile}`),
+        ),
       STARTUP_DEADLINE_MS,
     );
     child.stdout.on('data', (chunk) => {

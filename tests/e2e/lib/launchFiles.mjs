@@ -19,7 +19,8 @@ export function handWrittenPieces(text) {
   const scanner = createScanner(text, false);
   for (let kind = scanner.scan(); kind !== SyntaxKind.EOF; kind = scanner.scan()) {
     if (kind === SyntaxKind.LineCommentTrivia || kind === SyntaxKind.BlockCommentTrivia) {
-      pieces.push(text.slice(scanner.getTokenOffset(), scanner.getTokenOffset() + scanner.getTokenLength()));
+      const start = scanner.getTokenOffset();
+      pieces.push(text.slice(start, start + scanner.getTokenLength()));
     }
   }
   const tree = parseTree(text, [], { allowTrailingComma: true });

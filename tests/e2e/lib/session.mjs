@@ -13,7 +13,7 @@ import { launchBrowser, Workbench } from './workbench.mjs';
 export const python = path.join(repoRoot, '.venv', 'bin', 'python');
 
 export function useSession(name, settings) {
-  const session = { server: undefined, browser: undefined, workbench: undefined, workspace: undefined };
+  const session = {};
 
   session.step = (title, fn) =>
     test(title, async () => {
@@ -31,7 +31,10 @@ export function useSession(name, settings) {
   before(async () => {
     assert.ok(existsSync(python), `no interpreter at ${python}; run 'make venv' first`);
     const vsix = process.env.QUICKDEV_VSIX;
-    assert.ok(vsix && existsSync(vsix), 'QUICKDEV_VSIX must name the built extension; run `make e2e`');
+    assert.ok(
+      vsix && existsSync(vsix),
+      'QUICKDEV_VSIX must name the built extension; run `make e2e`',
+    );
     session.server = await startCodeServer({
       name,
       logDir: path.join(artifactsDir, 'logs', name),

@@ -40,7 +40,8 @@ export class Workbench {
 
   async screenshot(name) {
     this.shots += 1;
-    const file = path.join(this.screenshotDir, `${String(this.shots).padStart(2, '0')}-${name}.png`);
+    const number = String(this.shots).padStart(2, '0');
+    const file = path.join(this.screenshotDir, `${number}-${name}.png`);
     await this.page.screenshot({ path: file });
     return file;
   }
@@ -205,7 +206,7 @@ export class Workbench {
       .locator('.debug-call-stack .monaco-list-row[aria-level="2"]')
       .first();
     const label = await first.getAttribute('aria-label', { timeout: 1_000 });
-    if (/^Show \d+ More Stack Frames/.test(label ?? '') || /More Stack Frames/.test(await first.innerText())) {
+    if (/More Stack Frames/.test(label ?? '') || /More Stack Frames/.test(await first.innerText())) {
       await first.click();
       return undefined;
     }
