@@ -298,3 +298,28 @@ async def test_a_broken_torch_install_fails_the_run_with_its_message(
     assert failed["status"] == "failed"
     assert "this torch is broken" in failed["error"]["message"]
     assert "\n" not in failed["error"]["message"]
+
+
+async def test_shutdown_while_a_start_is_pending_answers_and_kills_the_job(
+    client: LanguageClient, script: Path
+) -> None:
+    """The editor restarts the server (a settings change) while a debug start is still waiting
+    for its debugger: shutdown must answer, not fail, and leave no job behind."""
+    import asyncio
+
+    import psutil
+
+    server = psutil.Process(server_pid(client))
+    start = asyncio.ensure_future(
+        execute(client, "quickdev.startJob", {"script": str(script), "mode": "debug"})
+    )
+    jobs = await wait_for(
+        lambda: [p for p in server.children(recursive=True) if "run" in p.cmdline()] or None,
+        "the job process",
+    )
+    assert not start.done()
+    await client.shutdown_async(None)  # raises if the server answers with an error
+    with pytest.raises(Exception, match="cancel"):
+        await start  # the pending start ends too, it does not hang
+    _gone, alive = psutil.wait_procs(jobs, timeout=30)
+    assert not alive, f"jobs outlived the server's shutdown: {alive}"

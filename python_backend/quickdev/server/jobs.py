@@ -190,7 +190,8 @@ class JobManager:
 
     def kill_all(self) -> None:
         """On server exit: no job outlives the editor that started it."""
-        for run in self.runs.values():
+        # A copy: a startJob still being answered may add a run while this runs.
+        for run in list(self.runs.values()):
             if run.process is not None and run.process.poll() is None:
                 run.status = "cancelled"
                 _signal_group(run.process, signal.SIGKILL)

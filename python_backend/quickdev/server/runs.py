@@ -107,11 +107,26 @@ def setup(server: QuickdevServer) -> None:
     @server.feature(types.SHUTDOWN)
     def on_shutdown(ls: QuickdevServer, params: None) -> None:
         runs.jobs.kill_all()
+        cancel_pending_requests(ls)
 
     register(server, "quickdev.startJob", start_job)
     register(server, "quickdev.cancelJob", cancel_job)
     register(server, "quickdev.listRuns", list_runs)
     register(server, "quickdev.getRun", get_run)
+
+
+def cancel_pending_requests(ls: QuickdevServer) -> None:
+    """Cancel every request still being answered, except the shutdown itself.
+
+    pygls does the same right after this handler, but while iterating over the dict
+    that a cancelled request removes itself from, so a pending startJob made shutdown
+    fail ("dictionary changed size during iteration") and the editor saw a crash.
+    Cancelled here, over a copy, they leave pygls nothing to cancel.
+    """
+    protocol = ls.protocol
+    for msg_id, future in list(protocol._request_futures.items()):
+        if msg_id != protocol.msg_id and not future.done():
+            future.cancel()
 
 
 def runs_state(ls: QuickdevServer) -> Runs:

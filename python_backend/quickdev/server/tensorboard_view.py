@@ -41,7 +41,7 @@ class Boards:
         return self._owners[python]
 
     def stop_all(self) -> None:
-        for owner in self._owners.values():
+        for owner in list(self._owners.values()):  # a copy: an open may add one meanwhile
             try:
                 owner.stop_all()
             except Exception:
