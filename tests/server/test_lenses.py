@@ -74,6 +74,18 @@ async def test_step_in_a_module_runs_the_nearest_entry_script(
     assert argument["script"] in {str(workspace / "train lit.py"), str(workspace / "loop.py")}
 
 
+async def test_installed_libraries_get_no_lenses(client: LanguageClient, tmp_path: Path) -> None:
+    """Stepping into torch opens its files; their forward methods are not the user's steps."""
+    library = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "torch" / "nn"
+    library.mkdir(parents=True)
+    module = library / "container.py"
+    module.write_text(
+        "import torch.nn as nn\n\n\nclass Sequential(nn.Module):\n"
+        "    def forward(self, x):\n        return x\n"
+    )
+    assert await lenses(client, open_document(client, module)) == []
+
+
 async def test_lenses_follow_edits_and_survive_syntax_errors(
     client: LanguageClient, workspace: Path
 ) -> None:

@@ -27,6 +27,7 @@ ENTRY_LENSES = (
     ("profile", "Profile", "quickdev.lens.profile"),
 )
 STEP_LENS = ("step", "Debug this step", "quickdev.lens.debugStep")
+LIBRARY_DIRS = frozenset({"site-packages", "dist-packages"})
 
 
 def setup(server: QuickdevServer) -> None:
@@ -59,6 +60,8 @@ def lenses_for(ls: QuickdevServer, uri: str) -> list[Lens]:
     if fs_path is None:
         return []
     path = Path(fs_path)
+    if is_installed_library(path):
+        return []
     analysis = _analysis(ls, uri, path)
     if analysis is None:
         return []
@@ -76,6 +79,12 @@ def lenses_for(ls: QuickdevServer, uri: str) -> list[Lens]:
             argument = {"script": str(script), "file": str(path), "line": step.body_line}
             lenses.append(_lens(step.line, title, command, argument))
     return lenses
+
+
+def is_installed_library(path: Path) -> bool:
+    """torch's or Lightning's own files, opened while stepping through them: their
+    modules' ``forward`` methods are not the user's steps, so they get no lenses."""
+    return not LIBRARY_DIRS.isdisjoint(path.parts)
 
 
 def _analysis(ls: QuickdevServer, uri: str, path: Path) -> Analysis | None:
