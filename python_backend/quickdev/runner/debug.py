@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -53,16 +54,14 @@ def start_debugger(
 
     with _lock:
         if _listening is None:
+            _check_port_free(listen)
             # Subprocesses of a quick-dev job are not the user's training code (a data
             # prep tool, git); debugging them would only slow them down.
             debugpy.configure(subProcess=False)
-            try:
-                endpoint: Any = debugpy.listen(listen)
-            except RuntimeError as exc:
-                raise DebuggerError(
-                    f"debugpy cannot listen on {listen[0]}:{listen[1]} ({exc}); "
-                    "pick another port, or port 0 for a free one"
-                ) from exc
+            # The in-process adapter (pydevd speaking DAP itself) saves starting a second
+            # Python process: about 0.4 s to the first breakpoint. Clients attach, detach
+            # and attach again to it just the same.
+            endpoint: Any = debugpy.listen(listen, in_process_debug_adapter=True)
             _listening = (str(endpoint[0]), int(endpoint[1]))
             log.info("debugpy listens on %s:%d", *_listening)
         address = _listening
@@ -70,6 +69,24 @@ def start_debugger(
     if wait_for_client:
         debugpy.wait_for_client()
     return address
+
+
+def _check_port_free(listen: tuple[str, int]) -> None:
+    """Fail with a clear message now: pydevd binds in a background thread, where a taken
+    port is only logged and the job would wait for a client that can never connect."""
+    host, port = listen
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # The same option pydevd sets, so a port in TIME_WAIT counts as free for both.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise DebuggerError(
+                f"debugpy cannot listen on {host}:{port} ({exc.strerror or exc}); "
+                "pick another port, or port 0 for a free one"
+            ) from None
 
 
 def write_debugpy_file(run_dir: Path, address: tuple[str, int]) -> Path:
