@@ -141,6 +141,7 @@ def test_debug_rank_runs_one_rank_under_debugpy(tmp_path: Path, processes: list)
     # Published in the job's own directory, where the editor looks for it.
     address = wait_for_json_file(run_dir / "debugpy.json", timeout_s=180)
     assert address == json.loads((run_dir / "rank1" / "debugpy.json").read_text())
+    assert json.loads((run_dir / "result.json").read_text())["status"] == "running"
 
     step = line_of(DDP_TRAIN, "loss = loss_fn(model(inputs), labels)")
     with DapClient.connect(address["host"], address["port"]) as dap:

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,8 @@ def run_distributed(options: RunOptions) -> int:
     stem = options.name or Path(options.script or options.module or "job").stem
     run_id = options.run_id or new_run_id(stem)
     run_dir = create_run_dir(options.runs_dir, run_id)
+    # Readers poll result.json from the start, as for any job.
+    initial_result(run_dir, options, started).write(run_dir)
     launch = [
         sys.executable, "-m", "torch.distributed.run",
         "--standalone", "--nnodes", "1", "--nproc-per-node", str(options.nproc),
@@ -78,7 +81,7 @@ def run_distributed(options: RunOptions) -> int:
     }
     # A new session, so a failure can stop torchrun and every rank with one signal.
     proc = subprocess.Popen(launch, env=env, stderr=subprocess.PIPE, start_new_session=True)
-    stderr_tail = _tee_stderr(proc)
+    pump, stderr_tail = _tee_stderr(proc)
     # torchrun runs in its own session, so a signal to this process (a timeout, the
     # language server cancelling) must be passed on, or the ranks outlive the job.
     previous = {
@@ -91,6 +94,7 @@ def run_distributed(options: RunOptions) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    pump.join(timeout=5)
     merged = merge_results(
         run_dir, options, started=started, launcher_code=proc.returncode, stderr=stderr_tail
     )
@@ -107,7 +111,9 @@ def _raise_interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-def _tee_stderr(proc: subprocess.Popen[bytes]) -> collections.deque[str]:
+def _tee_stderr(
+    proc: subprocess.Popen[bytes],
+) -> tuple[threading.Thread, collections.deque[str]]:
     """Pass torchrun's stderr through, keeping the tail for a launch failure's message."""
     tail: collections.deque[str] = collections.deque(maxlen=40)
 
@@ -119,8 +125,9 @@ def _tee_stderr(proc: subprocess.Popen[bytes]) -> collections.deque[str]:
             sys.stderr.write(line)
         sys.stderr.flush()
 
-    threading.Thread(target=pump, name="torchrun-stderr", daemon=True).start()
-    return tail
+    thread = threading.Thread(target=pump, name="torchrun-stderr", daemon=True)
+    thread.start()
+    return thread, tail
 
 
 def _watch(proc: subprocess.Popen[bytes], run_dir: Path, options: RunOptions) -> None:
@@ -187,9 +194,9 @@ def merge_results(
     traces = _gather_traces(run_dir, [r for r, res, _ in ranks if res is not None])
 
     present = [(rank, res, mtime) for rank, res, mtime in ranks if res is not None]
-    base = present[0][1] if present else JobResult(id="")
+    base = present[0][1] if present else initial_result(run_dir, options, started)
     merged = dataclasses.replace(base, id=run_dir.name, run_dir=str(run_dir))
-    merged.started = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started))
+    merged.started = _iso(started)
     merged.duration_s = round(time.time() - started, 3)
     merged.peak_rss_mb = max((res.peak_rss_mb for _, res, _ in present), default=0.0)
     merged.redirected_outputs = [
@@ -246,6 +253,23 @@ def merge_results(
         for rank, res, _ in ranks
     ]
     return data
+
+
+def initial_result(run_dir: Path, options: RunOptions, started: float) -> JobResult:
+    script = options.script or f"-m {options.module}"
+    return JobResult(
+        id=run_dir.name,
+        status="running",
+        script=script,
+        argv=[script, *options.args],
+        cwd=os.getcwd(),
+        started=_iso(started),
+        run_dir=str(run_dir),
+    )
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
 
 
 def _rank_error(rank: int, error: ErrorInfo | None) -> ErrorInfo:
