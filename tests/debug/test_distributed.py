@@ -164,3 +164,15 @@ def test_debug_rank_outside_the_world_is_a_usage_error(tmp_path: Path) -> None:
     proc = quickdev_run("--nproc", "2", "--debug-rank", "2", "train.py", cwd=tmp_path, timeout=60)
     assert proc.returncode == 2
     assert "--debug-rank 2 needs --nproc 3 or more" in proc.stderr
+
+
+def test_missing_script_is_one_line_before_any_rank_starts(tmp_path: Path) -> None:
+    proc = quickdev_run(
+        "--nproc", "2", "--runs-dir", str(tmp_path / "runs"), "missing.py", cwd=tmp_path, timeout=60
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"quickdev run: no such script: missing.py (check the path; it is relative to {tmp_path})"
+    ]
+    [result] = (tmp_path / "runs").glob("*/result.json")
+    assert json.loads(result.read_text())["error"]["type"] == "UsageError"

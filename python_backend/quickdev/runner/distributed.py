@@ -64,7 +64,20 @@ def run_distributed(options: RunOptions) -> int:
     run_id = options.run_id or new_run_id(stem)
     run_dir = create_run_dir(options.runs_dir, run_id)
     # Readers poll result.json from the start, as for any job.
-    initial_result(run_dir, options, started).write(run_dir)
+    initial = initial_result(run_dir, options, started)
+    initial.write(run_dir)
+    from quickdev.runner.job import EXIT_USAGE, target_from_options
+    from quickdev.runner.target import UsageProblem
+
+    try:
+        # A missing script is one line from here, not N ranks failing under torchrun.
+        target_from_options(options).check()
+    except UsageProblem as exc:
+        initial.status = "failed"
+        initial.error = ErrorInfo(type="UsageError", message=str(exc))
+        initial.write(run_dir)
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
     launch = [
         sys.executable, "-m", "torch.distributed.run",
         "--standalone", "--nnodes", "1", "--nproc-per-node", str(options.nproc),
@@ -104,7 +117,17 @@ def run_distributed(options: RunOptions) -> int:
     os.replace(tmp, run_dir / RESULT_FILE)
     if options.print_json:
         print(json.dumps(merged, default=str), flush=True)
+    else:
+        print(_summary(merged), file=sys.stderr, flush=True)
     return 0 if merged["status"] in ("passed", "stopped") else 1
+
+
+def _summary(merged: dict[str, Any]) -> str:
+    """The runner's summary of the merged result, and a line per rank."""
+    from quickdev.runner.summary import summarize
+
+    ranks = ", ".join(f"rank {r['rank']} {r['status']}" for r in merged["ranks"])
+    return f"{summarize(JobResult.from_dict(merged))}\n  ranks: {ranks}"
 
 
 def _raise_interrupt(signum: int, _frame: object) -> None:
@@ -343,9 +366,13 @@ def rank_main() -> int:
     options = rank_options(
         options_from_json(os.environ[OPTIONS_ENV]), rank, Path(os.environ[RUN_DIR_ENV])
     )
-    from quickdev.runner.job import run_from_cli
+    from quickdev.runner.job import run_job, target_from_options
 
-    return run_from_cli(options)
+    # The job itself, without run_from_cli's summary: the parent prints one for all ranks.
+    outcome = run_job(options, target_from_options(options), in_process=False)
+    if outcome.usage_message:
+        print(outcome.usage_message, file=sys.stderr)
+    return outcome.exit_code
 
 
 if __name__ == "__main__":
