@@ -1,7 +1,8 @@
 """Overhead of a quick-dev job, measured side by side in one run.
 
 1. ``quickdev run examples/train_loop.py`` against the same script limited by hand
-   to the same batches (``--limit-batches 2``, no workers) under plain ``python``
+   to the same batches and one epoch (``--limit-batches 2 --epochs 1``, no workers)
+   under plain ``python``
    (goal: ratio <= 1.10).
 2. ``quickdev run examples/lightning_module.py`` against Lightning's own
    ``fast_dev_run=2`` on the same module (goal: ratio <= 1.0).
@@ -36,8 +37,9 @@ def variants(runs_dir: Path) -> dict[str, list[str]]:
     lightning = str(EXAMPLES / "lightning_module.py")
     return {
         "plain, limited by hand": [
-            python, train_loop, "--num-workers", "0", "--limit-batches", BATCHES,
+            python, train_loop, "--num-workers", "0", "--limit-batches", BATCHES, "--epochs", "1",
         ],
+        # One epoch each: quick-dev sets the script's --epochs to 1 by itself.
         "quickdev": [*quickdev, train_loop],
         "lightning fast_dev_run": [
             python, lightning, "--num-workers", "0", "--fast-dev-run", BATCHES,

@@ -241,8 +241,9 @@ def test_save_model_redirects_and_keeps_user_file(
     redirected = {r["requested"]: Path(r["written"]) for r in run.result["redirected_outputs"]}
     assert set(redirected) == {
         str(tmp_path / "model.pt"),
-        *(str(tmp_path / "checkpoints" / f"epoch-{e}.pt") for e in range(3)),
+        str(tmp_path / "checkpoints" / "epoch-0.pt"),  # one epoch: --epochs 3 became 1
     }
+    assert run.result["limits"]["one_epoch_options"] == ["--epochs"]
     for written in redirected.values():
         assert written.is_relative_to(run.run_dir)
     state = torch.load(redirected[str(tmp_path / "model.pt")], weights_only=True)

@@ -237,6 +237,7 @@ def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.optimizer_steps = recorder.steps
         result.losses = recorder.losses
         result.redirected_outputs = recorder.redirections
+        result.limits.one_epoch_options = recorder.one_epoch_options
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:

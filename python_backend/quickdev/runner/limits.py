@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from quickdev.runner import device_map, eager, loaders, saves, steps
+from quickdev.runner import device_map, eager, epochs, loaders, saves, steps
 from quickdev.runner.control import Budget
 from quickdev.runner.events import EventHub
 from quickdev.runner.lightning_limits import LightningLimits
@@ -28,6 +28,8 @@ def install_limits(
         device_map.install(patcher)
     eager.install(patcher)
     loaders.install(patcher, recorder, batches)
+    if not options.no_limits:
+        epochs.install(patcher, recorder.one_epoch_options)
     steps.install(patcher, recorder)
     redirector = saves.SaveRedirector(run_dir, recorder)
     saves.install(patcher, redirector)

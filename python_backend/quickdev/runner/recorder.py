@@ -25,6 +25,7 @@ class Recorder:
         self.steps = 0
         self.losses: list[float] = []
         self.redirections: list[Redirection] = []
+        self.one_epoch_options: list[str] = []
         self.optimizer_seen = False
         self._last_step_at = time.perf_counter()
 

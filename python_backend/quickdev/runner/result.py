@@ -24,6 +24,8 @@ class Limits:
     max_steps: int | None = None
     timeout_s: float | None = None
     device: str = "cpu"
+    # The script's own epochs options that the job set to 1 (left at their defaults).
+    one_epoch_options: list[str] = field(default_factory=list)
 
 
 @dataclass

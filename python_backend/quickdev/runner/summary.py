@@ -18,6 +18,9 @@ def _short(path: str) -> str:
 
 def summarize(result: JobResult) -> str:
     lines = [f"quickdev: {result.status}  {_short(result.script)}  ({result.duration_s:.1f} s)"]
+    if result.limits.one_epoch_options:
+        options = ", ".join(result.limits.one_epoch_options)
+        lines.append(f"  one epoch: {options} set to 1 (pass it explicitly to keep your value)")
     for loader in result.loaders:
         file, _, line = loader.origin.rpartition(":")
         flags = "  NaN/Inf in batch!" if loader.nonfinite else ""
