@@ -136,3 +136,10 @@ def test_missing_script_raises_value_error(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match="no such script"):
         quickdev.run("missing.py")
+
+
+def test_in_process_run_leaves_signal_handlers_alone(tmp_path: Path) -> None:
+    before = {s: signal.getsignal(s) for s in (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)}
+    result = quickdev.run(lambda: None, runs_dir=tmp_path / "runs")
+    assert result.status == "passed"
+    assert {s: signal.getsignal(s) for s in before} == before

@@ -167,7 +167,7 @@ def _run_with_limits(
         from quickdev.profiling.job_hooks import attach_to_job
 
         finalise = attach_to_job(options, run_dir, hub)
-        _start_debug_hooks(options, run_dir)
+        _start_debug_hooks(options, run_dir, in_process)
 
         log.info("running %s %s", target.description, target.argv()[1:])
         hub.job_start()
@@ -273,12 +273,14 @@ def _import_heavy_modules(options: RunOptions, target: Target) -> None:
                 continue
 
 
-def _start_debug_hooks(options: RunOptions, run_dir: Path) -> None:
+def _start_debug_hooks(options: RunOptions, run_dir: Path, in_process: bool) -> None:
     """The one place where debugging support joins the job (after heavy imports)."""
-    # Debugger hook: accept a debugger later, on SIGUSR1 (`quickdev attach --run RUN_DIR`).
-    from quickdev.runner.attach import install_attach_handler
+    if not in_process:
+        # Accept a debugger later, on SIGUSR1 (`quickdev attach --run RUN_DIR`). Not in
+        # the in-process API: the caller's own signal handling stays as it was.
+        from quickdev.runner.attach import install_attach_handler
 
-    install_attach_handler(run_dir)
+        install_attach_handler(run_dir)
     if options.listen is not None:
         from quickdev.runner.debug import start_debugger
 
