@@ -19,6 +19,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -90,6 +91,9 @@ class Run:
             "script": str(self.script),
             "mode": self.request.mode,
             "status": self.status,
+            "started": datetime.fromtimestamp(self.started, timezone.utc).isoformat(
+                timespec="seconds"
+            ),
             "runDir": str(self.run_dir),
             "durationS": duration,
             "batches": max(batches, self.batches_done),

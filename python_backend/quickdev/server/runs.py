@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
+import os
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from lsprotocol import types
 
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
+from quickdev.runner.attach import ATTACH_FILE
 from quickdev.runner.result import RESULT_FILE, JobResult, read_result
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, register, string_field
@@ -251,11 +253,15 @@ async def get_run(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
 def summary_from_result(result: JobResult, run_dir: Path) -> dict[str, Any]:
     """A ``RunSummary`` for a run found on disk (started earlier or from a terminal)."""
     profiled = result.profile is not None and bool(result.profile.trace_files)
+    status = result.status
+    if status == "running" and not _job_alive(run_dir):
+        status = "killed"  # it died without writing its end (SIGKILL, power loss)
     summary: dict[str, Any] = {
         "runId": result.id or run_dir.name,
         "script": result.script,
         "mode": "profile" if profiled else "run",
-        "status": result.status,
+        "status": status,
+        "started": result.started,
         "runDir": str(run_dir),
         "durationS": result.duration_s,
         "batches": sum(loader.batches for loader in result.loaders),
@@ -268,6 +274,21 @@ def summary_from_result(result: JobResult, run_dir: Path) -> dict[str, Any]:
             "line": result.error.line,
         }
     return summary
+
+
+def _job_alive(run_dir: Path) -> bool:
+    """Whether the job that writes ``run_dir`` still runs; unknown counts as alive."""
+    info = _json_file(run_dir / ATTACH_FILE)
+    pid = info.get("pid") if isinstance(info, dict) else None
+    if not isinstance(pid, int) or pid <= 0:
+        return True  # not started far enough to say, or a distributed parent
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _summaries_on_disk(runs_dir: Path) -> list[dict[str, Any]]:
@@ -292,7 +313,11 @@ def _read(run_dir: Path) -> JobResult | None:
 
 
 def _result_json(run_dir: Path) -> Any:
+    return _json_file(run_dir / RESULT_FILE)
+
+
+def _json_file(path: Path) -> Any:
     try:
-        return json.loads((run_dir / RESULT_FILE).read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
