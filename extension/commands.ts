@@ -1,7 +1,7 @@
 // Palette commands, the code lens commands the server's lenses carry, and the Runs view actions.
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { debugScript } from "./debug";
+import { attachToRunningJob, debugScript } from "./debug";
 import type { Jobs } from "./jobs";
 import { generateLaunchConfigurations } from "./launchConfig";
 import { showLog } from "./logger";
@@ -67,6 +67,7 @@ export function registerCommands(
       const script = await currentScript();
       return script && debugScript(script);
     }),
+    register("quickdev.attachToRunningJob", attachToRunningJob),
     register("quickdev.showTensorBoard", () => jobs.openTensorBoard()),
     register("quickdev.showRuns", async () => {
       await vscode.commands.executeCommand("quickdev.runs.focus");

@@ -1,11 +1,14 @@
 // The `quickdev` debug type: F5 and lenses start a job under debugpy through the language server,
-// then attach with the debugpy adapter bundled in the extension (no Python Debugger extension).
+// then attach to it; "Attach to Running Job" attaches to a job (or Python process) already running.
+// No Python Debugger extension is needed: attaching talks to the debugpy in the process itself.
 import { randomUUID } from "node:crypto";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { pickAttachTarget } from "./attachPicker";
 import type { Jobs } from "./jobs";
+import { ATTACH_TO_RUNNING_JOB } from "./launchConfigs";
 import { log } from "./logger";
-import { bundledPaths } from "./server";
+import { type QuickdevServer, bundledPaths } from "./server";
 import { ensureTrusted } from "./trust";
 
 export const DEBUG_TYPE = "quickdev";
@@ -33,7 +36,10 @@ function removeTemporaryBreakpoint(id: string | undefined): void {
 }
 
 class ConfigurationProvider implements vscode.DebugConfigurationProvider {
-  constructor(private readonly jobs: Jobs) {}
+  constructor(
+    private readonly jobs: Jobs,
+    private readonly server: QuickdevServer,
+  ) {}
 
   resolveDebugConfiguration(
     _folder: vscode.WorkspaceFolder | undefined,
@@ -60,7 +66,22 @@ class ConfigurationProvider implements vscode.DebugConfigurationProvider {
       return undefined;
     }
     if (config.request === "attach") {
-      return { ...config, justMyCode: false };
+      const connect = (config as { connect?: { port?: number } }).connect;
+      if (connect?.port) {
+        return { ...config, justMyCode: false };
+      }
+      // No address: the running job (or process) is picked now, as "Attach to Running Job" does.
+      const target = await pickAttachTarget(this.server);
+      if (!target || token?.isCancellationRequested) {
+        return undefined;
+      }
+      // No quickdevRunId: stopping this session detaches and leaves the long job running.
+      return {
+        ...config,
+        name: `${config.name}: ${target.label}`,
+        connect: { host: target.host, port: target.port },
+        justMyCode: false,
+      };
     }
     if (!config.script) {
       void vscode.window.showErrorMessage(
@@ -100,7 +121,8 @@ class AdapterFactory implements vscode.DebugAdapterDescriptorFactory {
   createDebugAdapterDescriptor(session: vscode.DebugSession): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
     const connect = (session.configuration as { connect?: { host?: string; port?: number } }).connect;
     if (session.configuration.request === "attach" && connect?.port) {
-      // The job's debugpy.listen() already runs the bundled adapter on that port: talk to it
+      // The process serves DAP on that port itself: a quick-dev job runs debugpy's adapter
+      // in-process (runner/debug.py), an injected debugpy.listen() its own adapter. Talk to it
       // directly, as the Python Debugger extension does for "connect".
       log.info(`debug adapter: the job's debugpy at ${connect.host ?? "127.0.0.1"}:${connect.port}`);
       return new vscode.DebugAdapterServer(connect.port, connect.host ?? "127.0.0.1");
@@ -181,10 +203,11 @@ function localPath(value: string): string {
 export function registerDebugging(
   context: vscode.ExtensionContext,
   jobs: Jobs,
-  python: () => string | undefined,
+  server: QuickdevServer,
 ): void {
+  const python = (): string | undefined => server.python;
   context.subscriptions.push(
-    vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, new ConfigurationProvider(jobs)),
+    vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, new ConfigurationProvider(jobs, server)),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new AdapterFactory(context.extensionPath, python)),
     vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, new SessionTracker(jobs)),
     // However the session ends, a breakpoint the lens added goes with it.
@@ -236,4 +259,16 @@ export async function debugScript(script: string, at?: { file: string; line: num
     removeTemporaryBreakpoint(temporaryId);
   }
   return started;
+}
+
+/** "Quickdev: Attach to Running Job": the attach configuration, resolved through the picker. */
+export async function attachToRunningJob(): Promise<boolean> {
+  if (!ensureTrusted()) {
+    return false;
+  }
+  return vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], {
+    type: DEBUG_TYPE,
+    request: "attach",
+    name: ATTACH_TO_RUNNING_JOB,
+  });
 }

@@ -55,7 +55,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void restart()),
   );
-  registerDebugging(context, jobs, () => server.python);
+  registerDebugging(context, jobs, server);
   // One line a benchmark reads: code loading plus activate(), as VS Code counts activation.
   log.info(`activated in ${(performance.now() - LOAD_STARTED_MS).toFixed(1)} ms`);
   // The server starts in the background: activation must not wait for Python.

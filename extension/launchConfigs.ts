@@ -3,6 +3,7 @@ import type { Compound, DebugConfiguration, LaunchAdditions } from "./launchEdit
 
 export const CURRENT_FILE = "Python: Current File (all code)";
 export const COMPOUND = "Quickdev: debug all entry scripts";
+export const ATTACH_TO_RUNNING_JOB = "Quickdev: Attach to Running Job";
 
 /** Works with the Python Debugger extension; the quick-dev ones below need no other extension. */
 function currentFile(): DebugConfiguration {
@@ -28,9 +29,19 @@ function quickdev(name: string, mode: "debug" | "profile", script: string, cwd: 
   };
 }
 
+/** Without an address: starting it shows the picker of running jobs and Python processes. */
+function attachToRunningJob(): DebugConfiguration {
+  return {
+    name: ATTACH_TO_RUNNING_JOB,
+    type: "quickdev",
+    request: "attach",
+    justMyCode: false,
+  };
+}
+
 /** For one folder's .vscode/launch.json; `entryScripts` are relative, with forward slashes. */
 export function folderAdditions(entryScripts: readonly string[]): LaunchAdditions {
-  const configurations = [currentFile()];
+  const configurations = [currentFile(), attachToRunningJob()];
   for (const script of entryScripts) {
     const path = `\${workspaceFolder}/${script}`;
     configurations.push(quickdev(`Quickdev: debug ${script}`, "debug", path, "${workspaceFolder}"));

@@ -23,11 +23,15 @@ export interface RunSummary {
   script: string;
   mode: JobMode;
   status: RunStatus;
+  /** ISO-8601, UTC. */
+  started?: string | null;
   runDir: string;
   durationS?: number | null;
   batches?: number | null;
   losses?: number[] | null;
   error?: RunError | null;
+  /** Runs this server started, while they run: what the job is doing (train, validate, …). */
+  stage?: string | null;
 }
 
 export interface StartJobArgs {

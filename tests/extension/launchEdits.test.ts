@@ -3,7 +3,14 @@ import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { type ParseError, parse } from "jsonc-parser";
-import { COMPOUND, CURRENT_FILE, folderAdditions, relativeScript, workspaceAdditions } from "../../extension/launchConfigs";
+import {
+  ATTACH_TO_RUNNING_JOB,
+  COMPOUND,
+  CURRENT_FILE,
+  folderAdditions,
+  relativeScript,
+  workspaceAdditions,
+} from "../../extension/launchConfigs";
 import { type EditOutcome, addToLaunch } from "../../extension/launchEdits";
 
 // Compiled to out/tests/extension; the samples stay in the source tree.
@@ -49,6 +56,7 @@ function assertOnlyInserted(original: string, edited: string): void {
 const ADDITIONS = folderAdditions(["train.py", "tools/finetune.py"]);
 const NEW_NAMES = [
   CURRENT_FILE,
+  ATTACH_TO_RUNNING_JOB,
   "Quickdev: debug train.py",
   "Quickdev: profile train.py",
   "Quickdev: debug tools/finetune.py",
@@ -100,6 +108,24 @@ test("an existing configuration with the same name is left alone, not duplicated
   const second = changed(addToLaunch(first, folderAdditions(["train.py", "eval.py"])));
   assert.deepEqual(second.added, ["Quickdev: debug eval.py", "Quickdev: profile eval.py"]);
   assertOnlyInserted(first, second.text);
+});
+
+test("the attach configuration has no address: starting it shows the picker", () => {
+  const { text } = changed(addToLaunch("", ADDITIONS));
+  const configurations = parseStrictly(text).configurations as Record<string, unknown>[];
+  const attach = configurations.find((configuration) => configuration.name === ATTACH_TO_RUNNING_JOB);
+  assert.deepEqual(attach, { name: ATTACH_TO_RUNNING_JOB, type: "quickdev", request: "attach", justMyCode: false });
+});
+
+test("a launch.json generated before the attach configuration existed gets only that one", () => {
+  const older = {
+    configurations: ADDITIONS.configurations.filter((configuration) => configuration.name !== ATTACH_TO_RUNNING_JOB),
+  };
+  const before = changed(addToLaunch(sample("hand-written-trailing-commas.jsonc"), older)).text;
+  const now = changed(addToLaunch(before, ADDITIONS));
+  assert.deepEqual(now.added, [ATTACH_TO_RUNNING_JOB]);
+  assertOnlyInserted(before, now.text);
+  assert.deepEqual(addToLaunch(now.text, ADDITIONS), { kind: "unchanged" });
 });
 
 test("an empty or missing file becomes a complete launch.json", () => {
