@@ -4,6 +4,9 @@ import type { RunSummary } from "./protocol";
 
 export function describeRun(run: RunSummary): string {
   const parts: string[] = [run.status];
+  if (run.status === "running" && run.stage) {
+    parts.push(run.stage);
+  }
   if (typeof run.durationS === "number") {
     parts.push(`${run.durationS.toFixed(1)} s`);
   }

@@ -9,6 +9,7 @@ import {
   RevealOutputChannelOn,
   type ServerOptions,
   State,
+  type StaticFeature,
 } from "vscode-languageclient/node";
 import { log, logChannel } from "./logger";
 import { type Answer, RUN_CHANGED, type RunSummary } from "./protocol";
@@ -38,6 +39,21 @@ export function serverArguments(debugPort: string | undefined): string[] {
   const serve = ["-m", "quickdev", "serve"];
   return debugPort ? ["-m", "debugpy", "--listen", `127.0.0.1:${debugPort}`, ...serve] : serve;
 }
+
+/**
+ * A job shows one progress notification, the extension's (jobs.ts): cancellable, with the stage,
+ * ending in the run's outcome. Declining work-done progress keeps the server from showing a second
+ * one for the same job (the client renders it as a notification too). Registered after the
+ * client's own progress feature, so this answer wins.
+ */
+const oneProgressPerJob: StaticFeature = {
+  fillClientCapabilities: (capabilities) => {
+    capabilities.window = { ...capabilities.window, workDoneProgress: false };
+  },
+  initialize: () => undefined,
+  getState: () => ({ kind: "static" }),
+  clear: () => undefined,
+};
 
 export class QuickdevServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -83,6 +99,7 @@ export class QuickdevServer implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
     };
     const client = new LanguageClient("quickdev", "Quickdev", serverOptions, clientOptions);
+    client.registerFeature(oneProgressPerJob);
     client.onDidChangeState((event) => this.stateChanged.fire(event.newState === State.Running));
     this.client = client;
     log.info(`starting the language server with ${interpreter.path}`);

@@ -33,6 +33,9 @@ test("a run reads as the user would say it", () => {
     losses: [2.3, 1.98761],
   };
   assert.equal(describeRun(run), "passed · 3.2 s · 6 batches · loss 1.9876");
+  // A running job's progress says what it is doing; a finished one's stage is history.
+  assert.equal(describeRun({ ...run, status: "running", stage: "validate" }), "running · validate · 3.2 s · 6 batches · loss 1.9876");
+  assert.equal(describeRun({ ...run, stage: "validate" }), "passed · 3.2 s · 6 batches · loss 1.9876");
   assert.equal(
     endMessage({ ...run, status: "failed", error: { message: "RuntimeError: shape mismatch", file: "/w/model.py", line: 12 } }),
     "Quickdev: train.py failed at model.py:12: RuntimeError: shape mismatch",
