@@ -323,3 +323,7 @@ async def test_shutdown_while_a_start_is_pending_answers_and_kills_the_job(
         await start  # the pending start ends too, it does not hang
     _gone, alive = psutil.wait_procs(jobs, timeout=30)
     assert not alive, f"jobs outlived the server's shutdown: {alive}"
+    # The editor then sends exit; the server must end cleanly (no "server crashed").
+    client.exit(None)
+    assert server.wait(timeout=30) == 0
+    client.capabilities = None  # the session is over: the fixture must not shut down again
