@@ -76,7 +76,10 @@ def parse_address(text: str) -> tuple[str, int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="quickdev", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = _Parser(
+        prog="quickdev",
+        description="Quick-dev runs, profiling and debugging for PyTorch training scripts.",
+    )
     parser.add_argument("--version", action="version", version=f"quickdev {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
