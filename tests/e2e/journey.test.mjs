@@ -1,6 +1,7 @@
 // The user journey of Torch Quickdev in a real VS Code (code-server), step by step, as a person
 // would go through it. Steps run in order and share one workbench; each saves a screenshot.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -252,6 +253,59 @@ describe('a trusted multi-root workspace', () => {
     );
     await workbench.screenshot('problems-cleared');
   });
+
+  step('Attach to Running Job: a long job started in a terminal is debugged, detached from and debugged again', async () => {
+    const page = workbench.page;
+    const folder = workspace.folder('vision');
+    const script = path.join(folder, 'long_job.py');
+    const stop = path.join(folder, 'stop-long-job');
+    await writeFile(script, LONG_JOB);
+    // As a person starts a full training run from a terminal: no quick-dev limits.
+    const job = spawn(python, ['-m', 'quickdev', 'run', '--no-limits', '--run-id', 'e2e-long-job', script, '--', stop], {
+      cwd: folder,
+      stdio: 'ignore',
+    });
+    try {
+      await eventually('the job accepting a debugger', () =>
+        existsSync(path.join(folder, '.quickdev', 'runs', 'e2e-long-job', 'attach.json')),
+      { timeout: 120_000 });
+
+      const steps = [];
+      for (const attempt of ['first', 'second']) {
+        await workbench.runCommand('Quickdev: Attach to Running Job');
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'e2e-long-job' }).first();
+        await row.waitFor({ timeout: 30_000 });
+        if (attempt === 'first') await workbench.screenshot('attach-picker');
+        await row.click();
+        // Attached while it runs: Pause stops it wherever its loop is.
+        await workbench.debugAction('Pause', { timeout: 90_000 });
+        // The job has more threads than the loop's (its resource sampler): after a pause, the
+        // Call Stack shows them folded. Unfold the main thread and look at its top frame.
+        const mainThread = page.locator('.debug-call-stack .monaco-list-row[aria-level="1"]', { hasText: 'MainThread' });
+        await eventually('the main thread unfolded in the Call Stack', async () => {
+          if ((await mainThread.getAttribute('aria-expanded', { timeout: 1_000 })) === 'true') return true;
+          await mainThread.click({ timeout: 1_000 });
+          return false;
+        }, { timeout: 30_000 });
+        const frame = await workbench.pausedAt('the loop of long_job.py', (f) => f.file === 'long_job.py');
+        await page.locator('.debug-call-stack .monaco-list-row[aria-level="2"]').first().click();
+        assert.equal(frame.name, 'train');
+        const stepRow = page.locator('.debug-variables .monaco-list-row[aria-label^="step, value "]').first();
+        const label = await eventually('"step" in the Variables view', () => stepRow.getAttribute('aria-label', { timeout: 1_000 }).catch(() => undefined));
+        steps.push(Number(label.slice('step, value '.length)));
+        await workbench.screenshot(`attached-${attempt}`);
+        await workbench.debugAction('Disconnect');
+        await page.locator('.debug-toolbar').waitFor({ state: 'hidden', timeout: 30_000 });
+        assert.equal(job.exitCode, null, 'detaching must leave the job running');
+      }
+      assert.ok(steps[1] > steps[0] && steps[0] >= 1, `step read twice: ${steps}`);
+    } finally {
+      await writeFile(stop, '');
+      await eventually('the long job to end', () => job.exitCode !== null || job.signalCode !== null, { timeout: 60_000 })
+        .catch(() => job.kill());
+    }
+    assert.equal(job.exitCode, 0);
+  });
 });
 
 describe('an untrusted workspace', () => {
@@ -270,6 +324,7 @@ describe('an untrusted workspace', () => {
     await workbench.screenshot('restricted-mode');
 
     const commands = ['Run', 'Debug', 'Profile'].map((verb) => `${verb} Current File (Quick-Dev)`);
+    commands.push('Attach to Running Job');
     for (const command of commands) {
       const shown = await workbench.notificationTexts();
       const outcome = await workbench.tryCommand(`Quickdev: ${command}`);
@@ -291,6 +346,28 @@ describe('an untrusted workspace', () => {
     }
   });
 });
+
+// A training loop that runs until told to stop.
+const LONG_JOB = [
+  'import sys',
+  'import time',
+  'from pathlib import Path',
+  '',
+  'import torch',
+  '',
+  '',
+  'def train(stop):',
+  '    weights = torch.zeros(4)',
+  '    step = 0',
+  '    while not stop.exists():',
+  '        step += 1',
+  '        weights += 1.0',
+  '        time.sleep(0.01)',
+  '',
+  '',
+  'train(Path(sys.argv[1]))',
+  '',
+].join('\n');
 
 /** The text of a 1-based line of a file. */
 async function lineOf(file, line) {
