@@ -277,15 +277,27 @@ describe('a trusted multi-root workspace', () => {
         await row.waitFor({ timeout: 30_000 });
         if (attempt === 'first') await workbench.screenshot('attach-picker');
         await row.click();
-        // Attached while it runs: Pause stops it wherever its loop is.
-        await workbench.debugAction('Pause', { timeout: 90_000 });
+        // VS Code opens the debug view by itself only for the window's first session.
+        await workbench.runCommand('View: Show Run and Debug');
+        // Attached while it runs: Pause stops it wherever its loop is. A pause sent while the
+        // session is still being set up can go unanswered, so it is sent again until it holds.
+        const threadRow = '.debug-call-stack .monaco-list-row[aria-level="1"]';
+        const paused = page.locator(threadRow, { hasText: /paused/i }).first();
+        await eventually('the job paused', async () => {
+          if (await paused.isVisible()) return true;
+          await workbench.debugAction('Pause', { timeout: 1_000 }).catch(() => undefined);
+          return paused.waitFor({ timeout: 3_000 }).then(() => true, () => false);
+        }, { timeout: 90_000 });
         // The job has more threads than the loop's (its resource sampler): after a pause, the
         // Call Stack shows them folded. Unfold the main thread and look at its top frame.
-        const mainThread = page.locator('.debug-call-stack .monaco-list-row[aria-level="1"]', { hasText: 'MainThread' });
+        const mainThread = page.locator(threadRow, { hasText: 'MainThread' });
+        const unfolded = page.locator(`${threadRow}[aria-expanded="true"]`, { hasText: 'MainThread' });
         await eventually('the main thread unfolded in the Call Stack', async () => {
-          if ((await mainThread.getAttribute('aria-expanded', { timeout: 1_000 })) === 'true') return true;
-          await mainThread.click({ timeout: 1_000 });
-          return false;
+          if (await unfolded.isVisible()) return true;
+          // A click toggles: give it time to show before judging (the view may refold it when
+          // the thread's stop arrives, hence the retry).
+          await mainThread.locator('.monaco-tl-twistie').click({ timeout: 1_000 });
+          return unfolded.waitFor({ timeout: 3_000 }).then(() => true, () => false);
         }, { timeout: 30_000 });
         const frame = await workbench.pausedAt('the loop of long_job.py', (f) => f.file === 'long_job.py');
         await page.locator('.debug-call-stack .monaco-list-row[aria-level="2"]').first().click();
