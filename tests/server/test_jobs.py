@@ -301,29 +301,50 @@ async def test_a_broken_torch_install_fails_the_run_with_its_message(
 
 
 async def test_shutdown_while_a_start_is_pending_answers_and_kills_the_job(
-    client: LanguageClient, script: Path
+    workspace: Path, script: Path
 ) -> None:
-    """The editor restarts the server (a settings change) while a debug start is still waiting
-    for its debugger: shutdown must answer, not fail, and leave no job behind."""
+    """The editor restarts the server (a settings change) while a debug start still waits for
+    its debugger: shutdown must answer, not fail, no job may outlive it, and the server must
+    exit cleanly. A plain pygls client, since this test ends the session itself."""
     import asyncio
 
     import psutil
+    from pygls.lsp.client import LanguageClient as PlainClient
 
-    server = psutil.Process(server_pid(client))
-    start = asyncio.ensure_future(
-        execute(client, "quickdev.startJob", {"script": str(script), "mode": "debug"})
-    )
-    jobs = await wait_for(
-        lambda: [p for p in server.children(recursive=True) if "run" in p.cmdline()] or None,
-        "the job process",
-    )
-    assert not start.done()
-    await client.shutdown_async(None)  # raises if the server answers with an error
-    with pytest.raises(Exception, match="cancel"):
-        await start  # the pending start ends too, it does not hang
-    _gone, alive = psutil.wait_procs(jobs, timeout=30)
-    assert not alive, f"jobs outlived the server's shutdown: {alive}"
-    # The editor then sends exit; the server must end cleanly (no "server crashed").
-    client.exit(None)
-    assert server.wait(timeout=30) == 0
-    client.capabilities = None  # the session is over: the fixture must not shut down again
+    client = PlainClient("shutdown-test", "1")
+    await client.start_io(sys.executable, "-m", "quickdev", "serve")
+    process = client._server
+    assert process is not None
+    try:
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                workspace_folders=[types.WorkspaceFolder(uri=uri(workspace), name="ws")],
+            )
+        )
+        client.initialized(types.InitializedParams())
+        server = psutil.Process(process.pid)
+        start = asyncio.ensure_future(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command="quickdev.startJob",
+                    arguments=[{"script": str(script), "mode": "debug"}],
+                )
+            )
+        )
+        jobs = await wait_for(
+            lambda: [p for p in server.children(recursive=True) if "run" in p.cmdline()] or None,
+            "the job process",
+        )
+        assert not start.done()
+        await client.shutdown_async(None)  # raises if the server answers with an error
+        with pytest.raises(Exception, match="cancel"):
+            await start  # the pending start ends too, it does not hang
+        _gone, alive = psutil.wait_procs(jobs, timeout=30)
+        assert not alive, f"jobs outlived the server's shutdown: {alive}"
+        client.exit(None)
+        assert await asyncio.wait_for(process.wait(), timeout=30) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await client.stop()
