@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from quickdev.processes import pid_alive
 from quickdev.runner.run_files import DEBUGPY_FILE
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def attach_to_run(run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[s
     if not run_dir.is_dir():
         raise AttachError(f"no run directory at {run_dir}: pass the directory of a running job")
     address = _read_json(run_dir / DEBUGPY_FILE)
-    if address and _pid_alive(address.get("pid")) and _listens(address):
+    if address and pid_alive(address.get("pid")) and _listens(address):
         return address
     info = _read_json(run_dir / ATTACH_FILE)
     if not info and (run_dir / "rank0").is_dir():
@@ -98,7 +99,7 @@ def attach_to_run(run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[s
             "by 'quickdev run'; for another process use 'quickdev attach --pid PID'"
         )
     pid = info.get("pid")
-    if not isinstance(pid, int) or not _pid_alive(pid):
+    if not isinstance(pid, int) or not pid_alive(pid):
         raise AttachError(f"the job in {run_dir} (PID {pid}) is no longer running")
     os.kill(pid, getattr(signal, ATTACH_SIGNAL_NAME))
     deadline = time.monotonic() + timeout_s
@@ -106,7 +107,7 @@ def attach_to_run(run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[s
         address = _read_json(run_dir / DEBUGPY_FILE)
         if address and address.get("pid") == pid:
             return address
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             raise AttachError(f"the job in {run_dir} (PID {pid}) ended before debugpy started")
         time.sleep(0.05)
     raise AttachError(
@@ -122,18 +123,6 @@ def _read_json(path: Path) -> dict[str, object] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def _pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _listens(address: dict[str, object]) -> bool:
@@ -188,7 +177,7 @@ def attach_to_pid(
     address: dict[str, object] = {"host": host, "port": port, "pid": pid}
     deadline = time.monotonic() + timeout_s
     while not _listens(address):
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             raise AttachError(f"PID {pid} ended while debugpy was being injected")
         if time.monotonic() > deadline:
             raise AttachError(
@@ -201,7 +190,7 @@ def attach_to_pid(
 
 def check_can_attach_to_pid(pid: int) -> None:
     """Raise AttachError naming exactly what is missing (gdb, ptrace permission, the process)."""
-    if not _pid_alive(pid):
+    if not pid_alive(pid):
         raise AttachError(f"no process with PID {pid}")
     if pid == os.getpid():
         raise AttachError("cannot attach to this process itself")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
-import os
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from lsprotocol import types
 
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
+from quickdev.processes import pid_alive
 from quickdev.runner.attach import ATTACH_FILE
 from quickdev.runner.result import RESULT_FILE, JobResult, read_result
 from quickdev.server.app import QuickdevServer
@@ -282,13 +282,7 @@ def _job_alive(run_dir: Path) -> bool:
     pid = info.get("pid") if isinstance(info, dict) else None
     if not isinstance(pid, int) or pid <= 0:
         return True  # not started far enough to say, or a distributed parent
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(pid)
 
 
 def _summaries_on_disk(runs_dir: Path) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from quickdev.processes import pid_alive
 from quickdev.tensorboard import state
 from quickdev.tensorboard.launch import EXIT_MISSING_PLUGIN
 
@@ -68,16 +69,7 @@ def _alive(pid: int) -> bool:
     child = _children.get(pid)
     if child is not None:
         return child.poll() is None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie is dead, just not yet reaped by its parent
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"
-    except OSError:
-        return True
+    return pid_alive(pid)
 
 
 def _is_our_server(pid: int) -> bool:
