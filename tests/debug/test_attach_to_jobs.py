@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from dap import DapClient, wait_for_json_file
-from debug_support import line_of, quickdev_env
+from debug_support import LONG_JOB, line_of, quickdev_env
 
 LOOP = textwrap.dedent(
     """
@@ -147,30 +147,11 @@ def test_attach_errors_are_one_line(tmp_path: Path) -> None:
     assert answer.returncode == 2  # usage: one target only
 
 
-JOB = textwrap.dedent(
-    """
-    import sys
-    import time
-    from pathlib import Path
-
-    import torch
-
-    stop = Path(sys.argv[1])
-    weights = torch.zeros(4)
-    step = 0
-    while not stop.exists():
-        step += 1
-        weights += 1.0  # BREAK
-        time.sleep(0.01)
-    """
-)
-
-
 def test_quickdev_job_without_limits_accepts_debugger_twice(
     tmp_path: Path, processes: list
 ) -> None:
     script = tmp_path / "long_job.py"
-    script.write_text(JOB, encoding="utf-8")
+    script.write_text(LONG_JOB, encoding="utf-8")
     stop = tmp_path / "stop"
     run_dir = tmp_path / "runs" / "long"
     proc = subprocess.Popen(

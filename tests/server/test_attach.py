@@ -11,32 +11,14 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from dap import DapClient, wait_for_json_file
+from debug_support import LONG_JOB, line_of
 from pytest_lsp import LanguageClient
 from server_helpers import execute, server_pid, torch_loaded_in
-
-JOB = textwrap.dedent(
-    """
-    import sys
-    import time
-    from pathlib import Path
-
-    import torch
-
-    stop = Path(sys.argv[1])
-    weights = torch.zeros(4)
-    step = 0
-    while not stop.exists():
-        step += 1
-        weights += 1.0  # BREAK
-        time.sleep(0.01)
-    """
-)
 
 pytestmark = pytest.mark.asyncio
 
@@ -53,27 +35,12 @@ PLAIN_LOOP = textwrap.dedent(
 )
 
 
-def line_of(path: Path, marker: str) -> int:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return next(number for number, text in enumerate(lines, start=1) if marker in text)
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-    yield started
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
-
-
 def start_terminal_job(
     workspace: Path, processes: list[subprocess.Popen[bytes]]
 ) -> tuple[Path, Path, Path]:
     """A full (``--no-limits``) job in the workspace's default runs directory."""
     script = workspace / "long_job.py"
-    script.write_text(JOB, encoding="utf-8")
+    script.write_text(LONG_JOB, encoding="utf-8")
     stop = workspace / "stop"
     command = [sys.executable, "-m", "quickdev", "run", "--no-limits", "--run-id", "long"]
     proc = subprocess.Popen(
