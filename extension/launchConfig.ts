@@ -2,6 +2,7 @@
 // .code-workspace file, edited in place without touching what the user wrote.
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { exists } from "./files";
 import { folderAdditions, relativeScript, workspaceAdditions } from "./launchConfigs";
 import { type LaunchAdditions, addToLaunch } from "./launchEdits";
 import { log } from "./logger";
@@ -9,15 +10,6 @@ import { type ScanAnswer, isError } from "./protocol";
 import type { QuickdevServer } from "./server";
 
 type FileOutcome = { uri: vscode.Uri; file: string } & ({ added: number } | { problem: string });
-
-async function exists(uri: vscode.Uri): Promise<boolean> {
-  try {
-    await vscode.workspace.fs.stat(uri);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function displayName(uri: vscode.Uri): string {
   const relative = vscode.workspace.asRelativePath(uri, true);

@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { exists } from "./files";
 import { log } from "./logger";
 import { type SourceLink, originOf, parseSourceLink, tensorBoardHtml, withProfilerPlugin } from "./tensorboardPage";
 
@@ -103,13 +104,4 @@ export async function openSource(link: SourceLink): Promise<void> {
 function resolveAgainstWorkspace(filename: string): string {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   return path.isAbsolute(filename) || !folder ? filename : path.join(folder, filename);
-}
-
-async function exists(uri: vscode.Uri): Promise<boolean> {
-  try {
-    await vscode.workspace.fs.stat(uri);
-    return true;
-  } catch {
-    return false;
-  }
 }
