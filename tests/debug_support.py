@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import textwrap
 from pathlib import Path
+from typing import Any
+
+from dap import DapClient
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,3 +42,21 @@ LONG_JOB = textwrap.dedent(
         time.sleep(0.01)
     """
 )
+
+
+def read_variable_at(address: dict[str, Any], script: Path, line: int, name: str) -> int:
+    """Attach as the editor does (justMyCode off), stop at ``line``, read ``name``, then
+    detach and let the debuggee run on."""
+    with DapClient.connect(str(address["host"]), int(str(address["port"]))) as dap:
+        dap.initialize()
+        dap.attach(just_my_code=False)
+        dap.set_breakpoints(script, [line])
+        dap.configuration_done()
+        stopped = dap.wait_for_stopped()
+        frame = dap.stack_trace(stopped["threadId"])[0]
+        assert frame["line"] == line
+        value = int(dap.locals(frame["id"])[name]["value"])
+        dap.set_breakpoints(script, [])
+        dap.continue_(stopped["threadId"])
+        dap.disconnect()
+    return value

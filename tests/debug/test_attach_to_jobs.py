@@ -9,8 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from dap import DapClient, wait_for_json_file
-from debug_support import LONG_JOB, line_of, quickdev_env
+from dap import wait_for_json_file
+from debug_support import LONG_JOB, line_of, quickdev_env, read_variable_at
 
 LOOP = textwrap.dedent(
     """
@@ -46,23 +46,6 @@ def quickdev_attach(
     )
 
 
-def read_step_at_breakpoint(address: dict[str, object], script: Path, line: int) -> int:
-    """Attach, stop at the loop's breakpoint, read ``step``, then detach and let it run."""
-    with DapClient.connect(str(address["host"]), int(str(address["port"]))) as dap:
-        dap.initialize()
-        dap.attach(just_my_code=False)
-        dap.set_breakpoints(script, [line])
-        dap.configuration_done()
-        stopped = dap.wait_for_stopped()
-        frame = dap.stack_trace(stopped["threadId"])[0]
-        assert frame["line"] == line
-        step = int(dap.locals(frame["id"])["step"]["value"])
-        dap.set_breakpoints(script, [])
-        dap.continue_(stopped["threadId"])
-        dap.disconnect()
-    return step
-
-
 def test_running_job_accepts_debugger_twice_on_signal(tmp_path: Path, processes: list) -> None:
     script = tmp_path / "loop.py"
     script.write_text(LOOP.format(setup=SIGNAL_SETUP), encoding="utf-8")
@@ -81,7 +64,7 @@ def test_running_job_accepts_debugger_twice_on_signal(tmp_path: Path, processes:
         assert address["host"] == "127.0.0.1"
         assert address["pid"] == proc.pid
         assert json.loads((run_dir / "debugpy.json").read_text()) == address
-        steps.append(read_step_at_breakpoint(address, script, line_of(script, "# BREAK")))
+        steps.append(read_variable_at(address, script, line_of(script, "# BREAK"), "step"))
         assert proc.poll() is None, "the job must keep running after the debugger detaches"
     assert steps[1] > steps[0] >= 1
 
@@ -97,7 +80,7 @@ def test_attach_by_pid_to_a_plain_python_process(tmp_path: Path, processes: list
     assert answer.returncode == 0, f"attach by PID failed: {answer.stderr.strip()}"
     address = json.loads(answer.stdout.strip().splitlines()[-1])
     assert address["pid"] == proc.pid
-    assert read_step_at_breakpoint(address, script, line_of(script, "# BREAK")) >= 1
+    assert read_variable_at(address, script, line_of(script, "# BREAK"), "step") >= 1
     assert proc.poll() is None
 
 
@@ -172,7 +155,7 @@ def test_quickdev_job_without_limits_accepts_debugger_twice(
         answer = quickdev_attach("--run", str(run_dir))
         assert answer.returncode == 0, answer.stderr
         address = json.loads(answer.stdout.strip().splitlines()[-1])
-        steps.append(read_step_at_breakpoint(address, script, line_of(script, "# BREAK")))
+        steps.append(read_variable_at(address, script, line_of(script, "# BREAK"), "step"))
     assert steps[1] > steps[0] >= 1
 
     stop.touch()

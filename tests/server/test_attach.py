@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dap import DapClient, wait_for_json_file
-from debug_support import LONG_JOB, line_of
+from dap import wait_for_json_file
+from debug_support import LONG_JOB, line_of, read_variable_at
 from pytest_lsp import LanguageClient
 from server_helpers import execute, server_pid, torch_loaded_in
 
@@ -54,23 +54,6 @@ def start_terminal_job(
     run_dir = workspace / ".quickdev" / "runs" / "long"
     assert wait_for_json_file(run_dir / "attach.json", timeout_s=120)["pid"] == proc.pid
     return script, stop, run_dir
-
-
-def read_variable_at(address: dict[str, Any], script: Path, line: int, name: str) -> int:
-    """Attach as the editor does (justMyCode off), stop at ``line``, read ``name``, detach."""
-    with DapClient.connect(address["host"], address["port"]) as dap:
-        dap.initialize()
-        dap.attach(just_my_code=False)
-        dap.set_breakpoints(script, [line])
-        dap.configuration_done()
-        stopped = dap.wait_for_stopped()
-        frame = dap.stack_trace(stopped["threadId"])[0]
-        assert frame["line"] == line
-        value = int(dap.locals(frame["id"])[name]["value"])
-        dap.set_breakpoints(script, [])
-        dap.continue_(stopped["threadId"])
-        dap.disconnect()
-    return value
 
 
 async def test_live_terminal_job_is_listed_and_accepts_the_debugger_twice(
