@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from quickdev.runner.api import run as run
+    from quickdev.job.api import run as run
 
 __all__ = ["__version__", "run"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "run":
-        from quickdev.runner.api import run
+        from quickdev.job.api import run
 
         return run
     raise AttributeError(f"module 'quickdev' has no attribute {name!r}")

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from quickdev import __version__
-from quickdev.runner.options import DEFAULT_BATCHES, DEFAULT_RUNS_DIR, ProfileOptions, RunOptions
-
-EXIT_USAGE = 2
+from quickdev.options import DEFAULT_BATCHES, ProfileOptions, RunOptions
+from quickdev.processes import EXIT_USAGE
+from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 
 
 class UsageError(Exception):
@@ -251,14 +251,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.command == "run":
             options = run_options(ns, script_args)
             if options.nproc > 1:
-                from quickdev.runner.distributed import run_distributed
+                from quickdev.job.distributed.supervisor import run_distributed
 
                 return run_distributed(options)
-            from quickdev.runner.job import run_from_cli
+            from quickdev.job.job import run_from_cli
 
             return run_from_cli(options)
         if ns.command == "attach":
-            from quickdev.runner.attach import main as attach_main
+            from quickdev.attach import main as attach_main
 
             return attach_main(run_dir=ns.run, pid=ns.pid, timeout_s=ns.timeout)
         if ns.command == "serve":

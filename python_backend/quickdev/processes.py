@@ -1,9 +1,24 @@
-"""Whether a process still runs, for the job, the server and the TensorBoard manager alike."""
+"""Process facts shared by every quickdev command, the job, the server and TensorBoard:
+exit statuses, whether a process still runs, a free loopback port."""
 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
+
+# The exit status of every quickdev command (the design's command-line contract).
+EXIT_PASSED = 0  # the job passed, or stopped at a budget
+EXIT_FAILED = 1  # the user's code failed
+EXIT_USAGE = 2  # a bad option or a missing script: one line on stderr
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the kernel just handed out and released: free unless someone grabs it next."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        port: int = s.getsockname()[1]
+        return port
 
 
 def pid_alive(pid: object) -> bool:

@@ -28,7 +28,7 @@ LOOP = textwrap.dedent(
 SIGNAL_SETUP = textwrap.dedent(
     """
     from pathlib import Path
-    from quickdev.runner.attach import install_attach_handler
+    from quickdev.job.attach_handler import install_attach_handler
     install_attach_handler(Path(sys.argv[1]))
     """
 )

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
-from quickdev.runner.distributed import merge_results
-from quickdev.runner.options import RunOptions
-from quickdev.runner.result import ErrorInfo, JobResult
+from quickdev.job.distributed.merge import merge_results
+from quickdev.options import RunOptions
+from quickdev.rundir.result import ErrorInfo, JobResult
 
 PEER_GONE = ErrorInfo(type="RuntimeError", message="Connection closed by peer", line=9)
 

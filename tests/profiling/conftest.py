@@ -1,7 +1,7 @@
-"""A small real training loop that fires the runner's job events, as the runner does.
+"""A small real training loop that fires the job's events, as the limits do.
 
-Until the runner drives these hooks itself, this is how the profiler sees a job:
-real torch, a real DataLoader, a real optimizer; only the event calls are ours.
+The profiling observers on real torch, a real DataLoader, a real optimizer; only the
+event calls are ours.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from quickdev.profiling.job_hooks import attach_to_job
-from quickdev.runner.events import EventHub
-from quickdev.runner.options import ProfileOptions, RunOptions
-from quickdev.runner.result import JobResult
+from quickdev.events import EventHub
+from quickdev.options import ProfileOptions
+from quickdev.profiling.observers import profiling_observers
+from quickdev.profiling.sampler import ResourceSampler
+from quickdev.rundir.result import JobResult
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
@@ -77,14 +78,16 @@ def run_job(tmp_path: Path):  # type: ignore[no-untyped-def]
         fetch_without_step: bool = False,
     ) -> Job:
         run_dir = tmp_path / "runs" / f"run{len(list(tmp_path.glob('runs/*')))}"
-        options = RunOptions(
-            script="train.py", profile=profile, sample_interval_s=sample_interval_s
-        )
+        run_dir.mkdir(parents=True)
         hub = EventHub()
-        finish = attach_to_job(options, run_dir, hub)
+        if sample_interval_s:
+            hub.add(ResourceSampler(run_dir, sample_interval_s))
+        for observer in profiling_observers(profile, run_dir):
+            hub.add(observer)
+        hub.setup()
         train(hub, steps, item_delay_s, fetch_without_step)
         result = JobResult(id=run_dir.name)
-        finish(result)
+        hub.result(result)
         return Job(run_dir, result)
 
     return run

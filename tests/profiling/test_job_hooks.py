@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from quickdev.runner.options import ProfileOptions
+from quickdev.options import ProfileOptions
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 # torch-tb-profiler finds traces by this name: <worker>.<ns>.pt.trace.json.gz

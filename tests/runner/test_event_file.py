@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from quickdev.runner.event_file import ScalarEventFile, crc32c
+from quickdev.tensorboard.event_file import ScalarEventFile, crc32c
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 

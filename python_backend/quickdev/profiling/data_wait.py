@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from quickdev.runner.events import BaseObserver
+from quickdev.events import BaseObserver
 
 # Above this share of the loop's time spent waiting for data, the input pipeline
 # is the bottleneck worth fixing before anything else.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import cProfile
 from pathlib import Path
 
-PY_PROFILE_FILE = "py_profile.pstats"
+from quickdev.rundir.layout import PY_PROFILE_FILE
 
 
 class PythonProfile:

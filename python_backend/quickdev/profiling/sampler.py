@@ -16,7 +16,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from quickdev.runner.event_file import ScalarEventFile
+from quickdev.events import BaseObserver
+from quickdev.rundir.result import JobResult
+from quickdev.tensorboard.event_file import ScalarEventFile
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +100,11 @@ def _gpu_reader() -> Callable[[], dict[str, float]] | None:
     return gpu
 
 
-class ResourceSampler:
-    """A daemon thread: samples every ``interval_s`` until stopped, then flushes."""
+class ResourceSampler(BaseObserver):
+    """A daemon thread: samples every ``interval_s`` until stopped, then flushes.
+
+    As a job observer it starts before the script runs and stops once it ended.
+    """
 
     def __init__(self, run_dir: Path, interval_s: float) -> None:
         self.run_dir = run_dir
@@ -152,6 +157,12 @@ class ResourceSampler:
         except Exception:
             log.exception("writing resource scalars failed")
         self.samples += 1
+
+    def on_setup(self) -> None:
+        self.start()
+
+    def on_result(self, result: JobResult) -> None:
+        self.stop()
 
     def stop(self) -> None:
         """Takes a last sample and closes the events file."""

@@ -22,12 +22,11 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerAction, ProfilerActivity, profile, schedule
 
-from quickdev.runner.events import BaseObserver
-from quickdev.runner.options import ProfileOptions
+from quickdev.events import BaseObserver
+from quickdev.options import ProfileOptions
+from quickdev.rundir.layout import TRACE_SUFFIX
 
 log = logging.getLogger(__name__)
-
-TRACE_SUFFIX = ".pt.trace.json.gz"
 
 
 def worker_name() -> str:

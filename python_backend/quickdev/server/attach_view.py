@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from quickdev.runner.attach import DEFAULT_TIMEOUT_S, AttachError, attach_to_run
+from quickdev.attach import DEFAULT_TIMEOUT_S, AttachError, attach_to_run
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, register, string_field
 from quickdev.server.jobs import job_environment

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import quickdev
-from quickdev.runner.result import JobResult, read_result
-from quickdev.runner.run_files import DEBUGPY_FILE, PROGRESS_FILE
+from quickdev.rundir.layout import DEBUGPY_FILE, LAUNCH_LOG, PROGRESS_FILE
+from quickdev.rundir.result import JobResult, read_result
 from quickdev.server.log import log
 
 Mode = Literal["run", "profile", "debug"]
@@ -35,7 +35,6 @@ FINISHED = frozenset({"passed", "failed", "stopped", "killed", "cancelled"})
 
 # What the job process itself printed (before and around the runner): read to explain a
 # job that died without writing its result, e.g. an interpreter without torch.
-LAUNCH_LOG = "launch.log"
 POLL_S = 0.1
 KILL_GRACE_S = 3.0
 # The directory holding this server's quickdev package, put on the job's PYTHONPATH.

@@ -20,8 +20,8 @@ from lsprotocol import types
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
 from quickdev.processes import pid_alive
-from quickdev.runner.attach import ATTACH_FILE
-from quickdev.runner.result import RESULT_FILE, JobResult, read_result
+from quickdev.rundir.layout import ATTACH_FILE, RESULT_FILE
+from quickdev.rundir.result import JobResult, read_result
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, register, string_field
 from quickdev.server.diagnostics import FailureDiagnostics

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from quickdev.runner.options import DEFAULT_BATCHES, DEFAULT_RUNS_DIR
+from quickdev.options import DEFAULT_BATCHES
+from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 from quickdev.server.log import log
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from quickdev.runner.result import read_result
+from quickdev.rundir.result import read_result
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, register, string_field
 from quickdev.server.log import log
@@ -94,10 +94,8 @@ def _logdir(ls: QuickdevServer, run_id: str | None) -> tuple[Path, Path | None]:
 
 def _plugin_run_name(logdir: Path, run_dir: Path) -> str:
     """The profiler plugin names a run after the folder holding its traces, from the logdir."""
-    try:
-        profile = read_result(run_dir).profile
-    except (OSError, ValueError, TypeError, KeyError):
-        profile = None
+    result = read_result(run_dir)
+    profile = result.profile if result is not None else None
     if profile is not None and profile.trace_files:
         trace = Path(profile.trace_files[0])
         trace = trace if trace.is_absolute() else run_dir / trace

@@ -6,15 +6,13 @@ import json
 import sys
 from pathlib import Path
 
+from quickdev.processes import EXIT_FAILED, EXIT_USAGE
 from quickdev.tensorboard.manager import (
     BadLogdir,
     TensorBoardError,
     ensure_tensorboard,
     stop_tensorboard,
 )
-
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 
 def main(logdir: Path, stop: bool = False) -> int:

@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from quickdev.processes import pid_alive
+from quickdev.processes import free_port, pid_alive
 from quickdev.tensorboard import state
 from quickdev.tensorboard.launch import EXIT_MISSING_PLUGIN
 
@@ -56,13 +55,6 @@ _children: dict[int, subprocess.Popen[bytes]] = {}
 
 # Loopback never goes through a proxy, whatever HTTP_PROXY says.
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _alive(pid: int) -> bool:
@@ -140,7 +132,7 @@ def _start(
     logdir: Path, python: str, owner_pid: int | None, timeout_s: float
 ) -> state.ServerRecord | None:
     """Start one server; None when its port was taken meanwhile (the caller retries)."""
-    port = _free_port()
+    port = free_port(HOST)
     log_file = state.log_path(logdir)
     log_file.parent.mkdir(parents=True, exist_ok=True)
     cmd = [python, "-m", LAUNCHER, "--logdir", str(logdir), "--port", str(port)]

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from quickdev.rundir.jsonio import read_json_object, write_json
 
 try:
     import fcntl
@@ -48,19 +49,17 @@ def log_path(logdir: Path) -> Path:
 
 
 def read_record(logdir: Path) -> ServerRecord | None:
+    data = read_json_object(record_path(logdir))
     try:
-        data = json.loads(record_path(logdir).read_text(encoding="utf-8"))
-        return ServerRecord(**data)
-    except (OSError, ValueError, TypeError):
+        return ServerRecord(**data) if data is not None else None
+    except TypeError:
         return None
 
 
 def write_record(record: ServerRecord) -> None:
     path = record_path(Path(record.logdir))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(record)), encoding="utf-8")
-    os.replace(tmp, path)
+    write_json(path, asdict(record))
 
 
 def remove_record(logdir: Path) -> None:

@@ -1,0 +1,100 @@
+"""Job events: how the job tells observers (profiler, scalars, progress) what happens.
+
+The job registers its observers from one list (``quickdev.job.observers``). It calls
+``on_setup`` once they are all added, before the user's code runs (a profiler starts
+there, so everything up to the first step is covered), and ``on_result`` after the
+script ended, so an observer can put what it measured into the result. The limits fire
+the others from the user's unmodified code: a batch fetched
+from a DataLoader, a training step (an optimizer step, or a training-mode forward
+of the top module where there is no optimizer), a loss that ``.backward()`` was
+called on. Observers must be cheap and must never raise into the user's code.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from quickdev.rundir.result import JobResult
+
+log = logging.getLogger(__name__)
+
+
+class JobObserver(Protocol):
+    def on_setup(self) -> None: ...
+    def on_job_start(self) -> None: ...
+    def on_batch(self, origin: str, wait_s: float) -> None: ...
+    def on_train_step(self, step: int, step_time_s: float) -> None: ...
+    def on_loss(self, step: int, value: float) -> None: ...
+    def on_job_end(self) -> None: ...
+    def on_result(self, result: JobResult) -> None: ...
+
+
+class BaseObserver:
+    """Does nothing; subclass and override what you need."""
+
+    def on_setup(self) -> None:
+        pass
+
+    def on_job_start(self) -> None:
+        pass
+
+    def on_batch(self, origin: str, wait_s: float) -> None:
+        pass
+
+    def on_train_step(self, step: int, step_time_s: float) -> None:
+        pass
+
+    def on_loss(self, step: int, value: float) -> None:
+        pass
+
+    def on_job_end(self) -> None:
+        pass
+
+    def on_result(self, result: JobResult) -> None:
+        pass
+
+
+class EventHub:
+    """Fans events out to observers; an observer's failure is logged, never raised."""
+
+    def __init__(self) -> None:
+        self._observers: list[JobObserver] = []
+
+    def add(self, observer: JobObserver) -> None:
+        self._observers.append(observer)
+
+    def setup(self) -> None:
+        for o in self._observers:
+            self._safely(o.on_setup)
+
+    def job_start(self) -> None:
+        for o in self._observers:
+            self._safely(o.on_job_start)
+
+    def batch(self, origin: str, wait_s: float) -> None:
+        for o in self._observers:
+            self._safely(o.on_batch, origin, wait_s)
+
+    def train_step(self, step: int, step_time_s: float) -> None:
+        for o in self._observers:
+            self._safely(o.on_train_step, step, step_time_s)
+
+    def loss(self, step: int, value: float) -> None:
+        for o in self._observers:
+            self._safely(o.on_loss, step, value)
+
+    def job_end(self) -> None:
+        for o in self._observers:
+            self._safely(o.on_job_end)
+
+    def result(self, result: JobResult) -> None:
+        for o in self._observers:
+            self._safely(o.on_result, result)
+
+    @staticmethod
+    def _safely(fn: object, *args: object) -> None:
+        try:
+            fn(*args)  # type: ignore[operator]
+        except Exception:
+            log.exception("job observer failed")

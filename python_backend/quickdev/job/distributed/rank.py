@@ -1,0 +1,70 @@
+"""One rank of a distributed job: ``python -m quickdev.job.distributed.rank``, started by torchrun.
+
+Every rank turns into an ordinary quick-dev job with its own run directory
+``RUN_DIR/rank<R>/``; the options travel from the supervisor as JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+from quickdev.options import ProfileOptions, RunOptions
+from quickdev.rundir.layout import rank_dir_name
+
+OPTIONS_ENV = "QUICKDEV_RANK_OPTIONS"  # the job's options as JSON, for every rank
+RUN_DIR_ENV = "QUICKDEV_PARENT_RUN_DIR"
+
+
+def options_to_json(options: RunOptions) -> str:
+    data = dataclasses.asdict(options)
+    data["runs_dir"] = str(options.runs_dir)
+    return json.dumps(data)
+
+
+def options_from_json(text: str) -> RunOptions:
+    data = json.loads(text)
+    data["runs_dir"] = Path(data["runs_dir"])
+    if data.get("profile") is not None:
+        data["profile"] = ProfileOptions(**data["profile"])
+    if data.get("listen") is not None:
+        data["listen"] = (str(data["listen"][0]), int(data["listen"][1]))
+    return RunOptions(**data)
+
+
+def rank_options(options: RunOptions, rank: int, parent_run_dir: Path) -> RunOptions:
+    """The options of one rank's own quick-dev job."""
+    debugged = options.debug_rank == rank
+    return dataclasses.replace(
+        options,
+        runs_dir=parent_run_dir,
+        run_id=rank_dir_name(rank),
+        name=None,
+        nproc=1,
+        debug_rank=None,
+        print_json=False,
+        listen=(options.listen or ("127.0.0.1", 0)) if debugged else None,
+        # The debugged rank waits for the editor; its peers wait at their first collective.
+        wait_for_client=debugged,
+    )
+
+
+def rank_main() -> int:
+    rank = int(os.environ["RANK"])
+    options = rank_options(
+        options_from_json(os.environ[OPTIONS_ENV]), rank, Path(os.environ[RUN_DIR_ENV])
+    )
+    from quickdev.job.job import run_job, target_from_options
+
+    # The job itself, without run_from_cli's summary: the parent prints one for all ranks.
+    outcome = run_job(options, target_from_options(options), in_process=False)
+    if outcome.usage_message:
+        print(outcome.usage_message, file=sys.stderr)
+    return outcome.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(rank_main())

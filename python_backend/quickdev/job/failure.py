@@ -1,0 +1,41 @@
+"""An exception as result.json reports it: where in the user's files it happened."""
+
+from __future__ import annotations
+
+import traceback
+
+from quickdev.limits.user_code import is_user_file
+from quickdev.rundir.result import ErrorInfo, Frame
+
+_MAX_MESSAGE_CHARS = 2000
+
+
+def describe(exc: BaseException) -> ErrorInfo:
+    frames = [
+        Frame(file=f.filename, line=f.lineno or 0, function=f.name)
+        for f in traceback.extract_tb(exc.__traceback__)
+    ]
+    # The runner's own frames (and runpy's) come first; the user sees from their code on.
+    first_user = next((i for i, f in enumerate(frames) if is_user_file(f.file)), len(frames))
+    frames = frames[first_user:] if first_user < len(frames) else frames
+    message = str(exc)
+    file: str | None = None
+    line: int | None = None
+    if isinstance(exc, SyntaxError) and exc.filename:
+        message = exc.msg or message
+        file, line = exc.filename, exc.lineno
+    else:
+        user_frames = [f for f in frames if is_user_file(f.file)]
+        if user_frames:
+            file, line = user_frames[-1].file, user_frames[-1].line
+    if len(message) > _MAX_MESSAGE_CHARS:
+        message = message[: _MAX_MESSAGE_CHARS - 1] + "…"
+    return ErrorInfo(
+        type=type(exc).__qualname__, message=message, file=file, line=line, traceback=frames
+    )
+
+
+def one_line(error: ErrorInfo) -> str:
+    where = f" at {error.file}:{error.line}" if error.file else ""
+    first = error.message.strip().splitlines()[0] if error.message.strip() else ""
+    return f"{error.type}: {first}{where}"

@@ -1,0 +1,300 @@
+"""The quick-dev job: set up the run directory and limits, run the user's code, write the result.
+
+Order matters: the run directory and a ``running`` result exist before torch is
+imported (the language server polls for them); torch (and Lightning) are imported
+before debugpy starts (its tracing makes imports about twice as slow); the limits
+are installed before the first line of the user's code runs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from quickdev.events import EventHub
+from quickdev.job import output_tee, signals
+from quickdev.job.failure import describe
+from quickdev.job.progress import ProgressWriter
+from quickdev.job.report import summarize
+from quickdev.job.signals import JobKilled
+from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
+from quickdev.limits.budget import Budget, StopJob
+from quickdev.limits.patching import Patcher
+from quickdev.limits.recorder import Recorder
+from quickdev.options import RunOptions
+from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE
+from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
+from quickdev.rundir.layout import LOG_FILE
+from quickdev.rundir.result import ErrorInfo, JobResult, Limits
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class JobOutcome:
+    result: JobResult
+    exit_code: int
+    usage_message: str | None = None  # set for a usage error: the one line to print
+
+
+def run_from_cli(options: RunOptions) -> int:
+    outcome = run_job(options, target_from_options(options), in_process=False)
+    if outcome.usage_message:
+        print(outcome.usage_message, file=sys.stderr)
+    elif not options.print_json:
+        print(summarize(outcome.result), file=sys.stderr)
+    if options.print_json:
+        sys.stdout.flush()
+        out = sys.__stdout__ or sys.stdout
+        if output_tee.stdout_mid_line():
+            out.write("\n")
+        out.write(json.dumps(outcome.result.to_dict(), default=str) + "\n")
+        out.flush()
+    return outcome.exit_code
+
+
+def target_from_options(options: RunOptions) -> Target:
+    if options.module:
+        return ModuleTarget(options.module, list(options.args))
+    return ScriptTarget(options.script or "", list(options.args))
+
+
+def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutcome:
+    started = time.perf_counter()
+    result = JobResult(
+        id="",
+        started=iso_utc(),
+        cwd=os.getcwd(),
+        limits=Limits(
+            batches=None if options.no_limits else options.batches,
+            max_steps=options.max_steps,
+            timeout_s=options.timeout_s,
+            device=options.device,
+        ),
+    )
+    usage: UsageProblem | None = None
+    try:
+        target.check()
+    except UsageProblem as exc:
+        usage = exc
+    result.id = options.run_id or new_run_id(options.name or target.label)
+    result.script = target.description
+    result.argv = target.argv()
+    try:
+        run_dir = create_run_dir(options.runs_dir, result.id)
+        result.run_dir = str(run_dir)
+        result.write(run_dir)
+    except OSError as exc:
+        message = (
+            f"quickdev run: cannot write the run directory under {options.runs_dir} "
+            f"({exc.strerror or exc}); pass --runs-dir with a writable directory"
+        )
+        result.status = "failed"
+        result.error = ErrorInfo(type="UsageError", message=message)
+        return JobOutcome(result, EXIT_USAGE, usage_message=str(usage or message))
+    if usage is not None:
+        result.status = "failed"
+        result.error = ErrorInfo(type="UsageError", message=str(usage))
+        result.write(run_dir)
+        return JobOutcome(result, EXIT_USAGE, usage_message=str(usage))
+
+    logger = logging.getLogger("quickdev")
+    saved_logger = (logger.level, logger.propagate)
+    handler = _log_to(run_dir)
+    patcher = Patcher()
+    saved_sys = (list(sys.argv), list(sys.path))
+    exit_code = EXIT_FAILED
+    try:
+        exit_code = _run_with_limits(options, target, run_dir, result, patcher, in_process)
+    finally:
+        result.duration_s = round(time.perf_counter() - started, 3)
+        result.peak_rss_mb = _peak_rss_mb()
+        result.write(run_dir)
+        log.info("job ended: %s (exit %d) in %.2f s", result.status, exit_code, result.duration_s)
+        patcher.undo_all()
+        if in_process:
+            sys.argv[:], sys.path[:] = saved_sys
+        logger.removeHandler(handler)
+        logger.setLevel(saved_logger[0])
+        logger.propagate = saved_logger[1]
+        handler.close()
+    return JobOutcome(result, exit_code)
+
+
+def _run_with_limits(
+    options: RunOptions,
+    target: Target,
+    run_dir: Path,
+    result: JobResult,
+    patcher: Patcher,
+    in_process: bool,
+) -> int:
+    """Everything after the run directory exists; returns the exit code."""
+    hub = EventHub()
+    budget = Budget(options.max_steps, options.timeout_s)
+    progress = ProgressWriter(run_dir)
+    recorder: Recorder | None = None
+    exit_code = EXIT_FAILED
+    try:
+        if not in_process:
+            signals.install_kill_handlers(patcher)
+            output_tee.install(patcher, run_dir)
+        budget.start()
+        signals.install_timeout_alarm(budget, patcher)
+        if not in_process:
+            cancel_hard_stop = signals.start_hard_stop(
+                budget, lambda: _hard_stop(options, run_dir, result, recorder)
+            )
+            patcher.on_undo(cancel_hard_stop)
+        progress.write()
+        _import_heavy_modules(options, target)
+
+        from quickdev.limits.install import install_limits
+
+        recorder, device = install_limits(options, run_dir, hub, budget, patcher)
+        result.limits.device = device
+        from quickdev.job.observers import job_observers
+
+        for observer in job_observers(options, run_dir, progress):
+            hub.add(observer)
+        hub.setup()
+        _start_debug_hooks(options, run_dir, in_process)
+
+        log.info("running %s %s", target.description, target.argv()[1:])
+        hub.job_start()
+        try:
+            target.run()
+        finally:
+            signals.cancel_timeout_alarm()
+        result.status, result.stop_reason, exit_code = "passed", "completed", EXIT_PASSED
+        if recorder is not None and budget.reached_by_trainer(recorder.steps):
+            result.status, result.stop_reason = "stopped", "max_steps"
+    except StopJob as stop:
+        result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
+    except JobKilled as killed:
+        result.status, result.stop_reason = "killed", f"signal {killed}"
+        exit_code = 128 + killed.signum
+    except SystemExit as exc:
+        exit_code = _record_exit(result, exc)
+    except KeyboardInterrupt as exc:  # in-process: Ctrl+C in a notebook
+        result.status, result.stop_reason = "killed", "KeyboardInterrupt"
+        result.error = describe(exc)
+        exit_code = 130
+    except BaseException as exc:
+        result.status, result.stop_reason = "failed", "error"
+        result.error = describe(exc)
+        log.info("the script failed", exc_info=exc)
+    finally:
+        signals.cancel_timeout_alarm()
+        if not in_process:
+            signals.ignore_further_kills()
+    _copy_recorded(result, recorder)
+    hub.job_end()
+    hub.result(result)
+    progress.set_stage("done")
+    return exit_code
+
+
+def _hard_stop(
+    options: RunOptions, run_dir: Path, result: JobResult, recorder: Recorder | None
+) -> None:
+    """The script ignored the timeout (stuck in native code): record, report, end the process."""
+    log.warning("the script did not stop after the timeout; ending the process")
+    result.status, result.stop_reason = "stopped", "timeout"
+    _copy_recorded(result, recorder)
+    result.duration_s = round((options.timeout_s or 0) + signals.HARD_STOP_GRACE_S, 3)
+    result.peak_rss_mb = _peak_rss_mb()
+    result.write(run_dir)
+    stderr = sys.__stderr__ or sys.stderr
+    stderr.write(
+        f"quickdev: stopped at the timeout; the script did not respond, so the process was "
+        f"ended (run dir: {run_dir})\n"
+    )
+    stderr.flush()
+    if options.print_json:
+        out = sys.__stdout__ or sys.stdout
+        out.write(json.dumps(result.to_dict(), default=str) + "\n")
+        out.flush()
+    os._exit(EXIT_PASSED)
+
+
+def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
+    if recorder is not None:
+        result.loaders = recorder.loaders
+        result.optimizer_steps = recorder.steps
+        result.losses = recorder.losses
+        result.redirected_outputs = recorder.redirections
+        result.limits.one_epoch_options = recorder.one_epoch_options
+
+
+def _record_exit(result: JobResult, exc: SystemExit) -> int:
+    """``sys.exit(0)``/``sys.exit()`` passes; any other code is a failure with that code."""
+    code = exc.code
+    if code is None or code == 0:
+        result.status, result.stop_reason, result.exit_code = "passed", "completed", 0
+        return EXIT_PASSED
+    result.exit_code = code if isinstance(code, int) else 1
+    result.status, result.stop_reason = "failed", "exit"
+    result.error = describe(exc)
+    if not isinstance(code, int):
+        result.error.message = str(code)
+    else:
+        result.error.message = f"the script called sys.exit({code})"
+    return EXIT_FAILED
+
+
+def _import_heavy_modules(options: RunOptions, target: Target) -> None:
+    """torch always; Lightning too when debugging a script that mentions it.
+
+    Imported before debugpy starts, since its tracing makes imports slow. Without a
+    debugger, Lightning is imported only if and when the script imports it.
+    """
+    import torch  # noqa: F401
+
+    if options.listen is not None and target.mentions("lightning"):
+        for name in ("lightning.pytorch", "pytorch_lightning"):
+            try:
+                __import__(name)
+                break
+            except ImportError:
+                continue
+
+
+def _start_debug_hooks(options: RunOptions, run_dir: Path, in_process: bool) -> None:
+    """The one place where debugging support joins the job (after heavy imports)."""
+    if not in_process:
+        # Accept a debugger later, on SIGUSR1 (`quickdev attach --run RUN_DIR`). Not in
+        # the in-process API: the caller's own signal handling stays as it was.
+        from quickdev.job.attach_handler import install_attach_handler
+
+        install_attach_handler(run_dir)
+    if options.listen is not None:
+        from quickdev.job.debugger import start_debugger
+
+        start_debugger(options.listen, options.wait_for_client, run_dir)
+
+
+def _log_to(run_dir: Path) -> logging.Handler:
+    handler = logging.FileHandler(run_dir / LOG_FILE, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("quickdev")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    # The job's log is ours; a script's logging.basicConfig must not print it.
+    logger.propagate = False
+    return handler
+
+
+def _peak_rss_mb() -> float:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0.0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes.
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)

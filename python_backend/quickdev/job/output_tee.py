@@ -1,0 +1,67 @@
+"""A copy of the script's stdout and stderr in ``RUN_DIR/output.log``.
+
+Python-level only: text the script (or a library in Python) prints reaches both the
+terminal and the file; output written by C code straight to the file descriptors
+reaches the terminal only.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from quickdev.limits.patching import Patcher
+from quickdev.rundir.layout import STDOUT_FILE
+
+# Progress bars write many times a second; the log is flushed at most this often.
+_LOG_FLUSH_INTERVAL_S = 1.0
+
+
+class _Tee:
+    """Writes go to the original stream and the log; everything else is the original's."""
+
+    def __init__(self, stream: TextIO, log: TextIO) -> None:
+        self._stream = stream
+        self._log = log
+        self._flushed_at = time.monotonic()
+        self.mid_line = False  # the last text written did not end a line
+
+    def write(self, text: str) -> int:
+        written = self._stream.write(text)
+        if text:
+            self.mid_line = not text.endswith("\n")
+        if not self._log.closed:
+            self._log.write(text)
+            if time.monotonic() - self._flushed_at > _LOG_FLUSH_INTERVAL_S:
+                self._flushed_at = time.monotonic()
+                self._log.flush()
+        return written
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+_stdout_tee: _Tee | None = None
+
+
+def install(patcher: Patcher, run_dir: Path) -> None:
+    global _stdout_tee
+    log = (run_dir / STDOUT_FILE).open("w", encoding="utf-8", errors="replace")
+    _stdout_tee = _Tee(sys.stdout, log)
+    patcher.set(sys, "stdout", _stdout_tee)
+    patcher.set(sys, "stderr", _Tee(sys.stderr, log))
+    patcher.on_undo(log.close)
+
+
+def stdout_mid_line() -> bool:
+    """Whether the script left stdout in the middle of a line (so --json starts a new one)."""
+    return _stdout_tee is not None and _stdout_tee.mid_line

@@ -1,0 +1,51 @@
+"""``progress.json`` while the job runs, for the language server's progress reports."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from quickdev.events import BaseObserver
+from quickdev.rundir.jsonio import write_json
+from quickdev.rundir.layout import PROGRESS_FILE
+
+log = logging.getLogger(__name__)
+
+_MIN_INTERVAL_S = 0.2
+
+
+class ProgressWriter(BaseObserver):
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / PROGRESS_FILE
+        self.stage = "starting"
+        self.batches = 0
+        self.steps = 0
+        self._written_at = 0.0
+
+    def on_job_start(self) -> None:
+        self.set_stage("running")
+
+    def on_batch(self, origin: str, wait_s: float) -> None:
+        self.batches += 1
+        self._maybe_write()
+
+    def on_train_step(self, step: int, step_time_s: float) -> None:
+        self.steps = step
+        self._maybe_write()
+
+    def set_stage(self, stage: str) -> None:
+        self.stage = stage
+        self.write()
+
+    def _maybe_write(self) -> None:
+        if time.monotonic() - self._written_at >= _MIN_INTERVAL_S:
+            self.write()
+
+    def write(self) -> None:
+        self._written_at = time.monotonic()
+        data = {"stage": self.stage, "batches": self.batches, "steps": self.steps}
+        try:
+            write_json(self.path, data)
+        except OSError:
+            log.warning("cannot write %s", self.path, exc_info=True)

@@ -1,0 +1,170 @@
+"""Lightning: the effect of ``fast_dev_run=N`` with loggers and checkpoints kept in the run dir.
+
+``fast_dev_run`` throws logs and checkpoints away; a quick-dev job wants to show
+that they work, so it sets the same limits one by one instead. Both ``lightning``
+and ``pytorch_lightning`` are handled, when the script imports them: an import
+hook patches the Trainer the moment its module loads, so a script that never uses
+Lightning never pays for importing it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from quickdev.limits.budget import Budget
+from quickdev.limits.patching import Patcher
+from quickdev.limits.saves import SaveRedirector
+from quickdev.rundir.layout import LIGHTNING_DIR
+
+log = logging.getLogger(__name__)
+
+TRAINER_MODULES = ("lightning.pytorch.trainer.trainer", "pytorch_lightning.trainer.trainer")
+
+
+class LightningLimits:
+    def __init__(
+        self,
+        run_dir: Path,
+        batches: int | None,
+        budget: Budget,
+        cpu_only: bool,
+        redirector: SaveRedirector,
+    ) -> None:
+        self.root = Path(os.path.abspath(run_dir)) / LIGHTNING_DIR
+        self.batches = batches
+        self.budget = budget
+        self.cpu_only = cpu_only
+        self.redirector = redirector
+
+    def install(self, patcher: Patcher) -> None:
+        for name in TRAINER_MODULES:
+            module = sys.modules.get(name)
+            if module is not None:  # already imported (in-process API)
+                self.patch_trainer(module, patcher)
+        finder = _TrainerImportHook(self, patcher)
+        sys.meta_path.insert(0, finder)
+        patcher.on_undo(lambda: sys.meta_path.remove(finder))
+
+    def patch_trainer(self, module: ModuleType, patcher: Patcher) -> None:
+        trainer_cls = module.Trainer
+        original_init = trainer_cls.__init__
+        original_save = trainer_cls.save_checkpoint
+        limits = self
+
+        @functools.wraps(original_init)
+        def __init__(trainer: Any, *args: Any, **kwargs: Any) -> None:
+            original_init(trainer, *args, **limits.trainer_kwargs(kwargs))
+            limits.keep_outputs_in_run_dir(trainer)
+
+        @functools.wraps(original_save)
+        def save_checkpoint(trainer: Any, filepath: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(filepath, (str, os.PathLike)):
+                filepath = limits.redirector.target_for_save(filepath)
+            return original_save(trainer, filepath, *args, **kwargs)
+
+        patcher.set(trainer_cls, "__init__", __init__)
+        patcher.set(trainer_cls, "save_checkpoint", save_checkpoint)
+        log.info("limits installed on %s.Trainer", module.__name__)
+
+    def trainer_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        kwargs = dict(kwargs)
+        kwargs.pop("fast_dev_run", None)
+        requested_root = kwargs.get("default_root_dir")
+        if requested_root and not self._inside(requested_root):
+            self.redirector.recorder.redirected(
+                str(Path(os.path.abspath(requested_root))), str(self.root)
+            )
+        kwargs["default_root_dir"] = str(self.root)
+        if self.batches is not None:
+            for split in ("train", "val", "test", "predict"):
+                kwargs[f"limit_{split}_batches"] = self.batches
+            kwargs["max_epochs"] = 1
+            kwargs["min_epochs"] = None
+            kwargs["min_steps"] = None
+            kwargs["max_time"] = None
+            kwargs["num_sanity_val_steps"] = 0
+            kwargs["val_check_interval"] = 1.0
+            kwargs["check_val_every_n_epoch"] = 1
+            kwargs["overfit_batches"] = 0.0
+            # At the default interval of 50, a few steps would log nothing; once per
+            # pass shows that logging works without paying for a write every step.
+            kwargs["log_every_n_steps"] = self.batches
+        if self.budget.max_steps is not None:
+            user_max = kwargs.get("max_steps", -1)
+            kwargs["max_steps"] = (
+                self.budget.max_steps
+                if user_max in (None, -1)
+                else min(user_max, self.budget.max_steps)
+            )
+            # Lightning ends at max_steps gracefully and then runs test. Ending the train
+            # epoch at the same point makes its end-of-epoch validation run too.
+            self.budget.leave_steps_to_trainer()
+            if self.batches is not None:
+                kwargs["limit_train_batches"] = min(self.batches, kwargs["max_steps"])
+                kwargs["log_every_n_steps"] = kwargs["limit_train_batches"]
+        if self.cpu_only:
+            kwargs["accelerator"] = "cpu"
+            kwargs["devices"] = 1
+            kwargs["strategy"] = "auto"
+            if str(kwargs.get("precision")) in ("16", "16-mixed"):
+                kwargs["precision"] = "bf16-mixed"  # fp16 autocast needs CUDA
+        return kwargs
+
+    def keep_outputs_in_run_dir(self, trainer: Any) -> None:
+        for callback in getattr(trainer, "checkpoint_callbacks", []):
+            dirpath = getattr(callback, "dirpath", None)
+            if dirpath and not self._inside(dirpath):
+                callback.dirpath = str(self._moved("checkpoints", dirpath))
+        for logger in getattr(trainer, "loggers", []):
+            for attr in ("_root_dir", "_save_dir"):
+                value = getattr(logger, attr, None)
+                if isinstance(value, (str, os.PathLike)) and not self._inside(value):
+                    setattr(logger, attr, str(self._moved("logs", value)))
+
+    def _inside(self, path: str | os.PathLike[str]) -> bool:
+        return Path(os.path.abspath(path)).is_relative_to(self.root.parent)
+
+    def _moved(self, kind: str, path: str | os.PathLike[str]) -> Path:
+        return self.redirector.redirect(path, self.root / kind)
+
+
+class _TrainerImportHook(importlib.abc.MetaPathFinder):
+    """Patches the Trainer right after its module executes."""
+
+    def __init__(self, limits: LightningLimits, patcher: Patcher) -> None:
+        self.limits = limits
+        self.patcher = patcher
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in TRAINER_MODULES:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                self._wrap_loader(spec)
+                return spec
+        return None
+
+    def _wrap_loader(self, spec: importlib.machinery.ModuleSpec) -> None:
+        loader = spec.loader
+        original_exec = loader.exec_module  # type: ignore[union-attr]
+        hook = self
+
+        def exec_module(module: ModuleType) -> None:
+            original_exec(module)
+            hook.limits.patch_trainer(module, hook.patcher)
+
+        loader.exec_module = exec_module  # type: ignore[union-attr, method-assign]

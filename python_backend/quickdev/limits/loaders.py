@@ -1,0 +1,130 @@
+"""DataLoader limits: at most N batches per pass, ``len()`` agrees, no worker processes.
+
+Patched on the DataLoader class itself, so subclasses and loaders that libraries
+(Lightning) build are limited too.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch.utils.data import DataLoader
+
+from quickdev.limits.patching import Patcher
+from quickdev.limits.recorder import Recorder
+from quickdev.limits.user_code import caller_origin
+from quickdev.rundir.result import LoaderStats
+
+_STATS_ATTR = "_quickdev_stats"
+# Without a batch limit, only the first batches of each pass are inspected for NaN/Inf.
+_UNLIMITED_CHECKED_BATCHES = 2
+_SIGNATURE_MAX_CHARS = 300
+
+
+def install(patcher: Patcher, recorder: Recorder, batches: int | None) -> None:
+    original_init = DataLoader.__init__
+    original_iter = DataLoader.__iter__
+    original_len = DataLoader.__len__
+    signature = inspect.signature(original_init)
+    cuda = torch.cuda.is_available()
+
+    @functools.wraps(original_init)
+    def __init__(loader: DataLoader[Any], *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(loader, *args, **kwargs)
+        arguments = bound.arguments
+        # Worker processes would hide Dataset.__getitem__ from the debugger and cost
+        # start-up time; these options are only valid with workers.
+        arguments["num_workers"] = 0
+        arguments.pop("prefetch_factor", None)
+        arguments.pop("persistent_workers", None)
+        arguments.pop("multiprocessing_context", None)
+        if not cuda:
+            arguments.pop("pin_memory", None)
+            arguments.pop("pin_memory_device", None)
+        original_init(*bound.args, **bound.kwargs)
+        if not hasattr(loader, _STATS_ATTR):
+            object.__setattr__(loader, _STATS_ATTR, recorder.new_loader(caller_origin()))
+
+    def __iter__(loader: DataLoader[Any]) -> Iterator[Any]:
+        stats = _stats_of(loader, recorder)
+        return _limited(original_iter(loader), stats, recorder, batches)
+
+    def __len__(loader: DataLoader[Any]) -> int:
+        length: int = original_len(loader)
+        return length if batches is None else min(length, batches)
+
+    patcher.set(DataLoader, "__init__", __init__)
+    patcher.set(DataLoader, "__iter__", __iter__)
+    patcher.set(DataLoader, "__len__", __len__)
+
+
+def _stats_of(loader: DataLoader[Any], recorder: Recorder) -> LoaderStats:
+    stats: LoaderStats | None = getattr(loader, _STATS_ATTR, None)
+    if stats is None:  # built before the limits were installed (in-process API)
+        stats = recorder.new_loader(caller_origin(3))
+        object.__setattr__(loader, _STATS_ATTR, stats)
+    return stats
+
+
+def _limited(
+    iterator: Iterator[Any], stats: LoaderStats, recorder: Recorder, batches: int | None
+) -> Iterator[Any]:
+    stats.passes += 1
+    checked = batches if batches is not None else _UNLIMITED_CHECKED_BATCHES
+    count = 0
+    while batches is None or count < batches:
+        started = time.perf_counter()
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            return
+        wait_s = time.perf_counter() - started
+        count += 1
+        if count <= checked:
+            if not stats.batch_signature:
+                stats.batch_signature = batch_signature(batch)
+            if not stats.nonfinite and has_nonfinite(batch):
+                stats.nonfinite = True
+        recorder.batch(stats, wait_s)
+        yield batch
+
+
+def batch_signature(batch: Any) -> str:
+    """Nested shapes, dtypes and devices, e.g. ``(float32[32, 8] cpu, int64[32] cpu)``."""
+    text = _signature(batch, depth=0)
+    if len(text) > _SIGNATURE_MAX_CHARS:
+        text = text[: _SIGNATURE_MAX_CHARS - 1] + "…"
+    return text
+
+
+def _signature(value: Any, depth: int) -> str:
+    if isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).removeprefix("torch.")
+        shape = ", ".join(str(d) for d in value.shape)
+        return f"{dtype}[{shape}] {value.device}"
+    if depth > 4:
+        return "…"
+    if isinstance(value, dict):
+        items = ", ".join(f"{k}: {_signature(v, depth + 1)}" for k, v in value.items())
+        return "{" + items + "}"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_signature(v, depth + 1) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return type(value).__name__
+
+
+def has_nonfinite(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        if value.is_floating_point() or value.is_complex():
+            return not bool(torch.isfinite(value).all())
+        return False
+    if isinstance(value, dict):
+        return any(has_nonfinite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(has_nonfinite(v) for v in value)
+    return False

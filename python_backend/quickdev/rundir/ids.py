@@ -1,0 +1,30 @@
+"""Run ids, run directory creation and the timestamps written into results."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def new_run_id(stem: str, now: float | None = None) -> str:
+    """e.g. ``20261121-221500-train-3f2a``: sorts by time, says what ran, never collides."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    label = _UNSAFE.sub("-", stem).strip("-.") or "job"
+    return f"{stamp}-{label[:40]}-{secrets.token_hex(2)}"
+
+
+def create_run_dir(runs_dir: Path, run_id: str) -> Path:
+    run_dir = runs_dir.resolve() / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return run_dir
+
+
+def iso_utc(timestamp: float | None = None) -> str:
+    """The ``started`` field: UTC, ISO 8601, to the second."""
+    moment = datetime.fromtimestamp(time.time() if timestamp is None else timestamp, timezone.utc)
+    return moment.isoformat(timespec="seconds")

@@ -1,0 +1,33 @@
+"""Every name inside a runs root and a run directory, in one place.
+
+``RUNS_ROOT/<run id>/`` holds what one job wrote. Readers (the language server, the
+extension through the server, TensorBoard, tests) poll these files; writers replace
+them atomically (``quickdev.rundir.jsonio``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DEFAULT_RUNS_DIR = Path(".quickdev") / "runs"  # under the job's working directory
+
+RESULT_FILE = "result.json"  # the contract: quickdev.rundir.result.JobResult
+PROGRESS_FILE = "progress.json"  # {"stage": str, "batches": int, "steps": int}, while running
+DEBUGPY_FILE = "debugpy.json"  # {"host": str, "port": int, "pid": int}, once debugpy listens
+ATTACH_FILE = "attach.json"  # {"pid": int, "signal": "SIGUSR1"}: the job accepts a debugger
+LOG_FILE = "job.log"  # the job's own log (not the script's output)
+STDOUT_FILE = "output.log"  # the script's stdout and stderr, as the terminal saw them
+LAUNCH_LOG = "launch.log"  # what the language server saw of the job process's start
+# Stack frames in traces name files relative to the job's sys.path; to open one, the
+# editor tries these roots in order: {"roots": [absolute directory, ...]}.
+SOURCE_ROOTS_FILE = "source_roots.json"
+PY_PROFILE_FILE = "py_profile.pstats"  # cProfile statistics (--py-profile)
+TRACE_SUFFIX = ".pt.trace.json.gz"  # torch-tb-profiler's <worker>.<ns>.pt.trace.json[.gz]
+TRACE_GLOB = "*.pt.trace.json*"
+OUTPUTS_DIR = "outputs"  # files the script saved, redirected from where it asked
+LIGHTNING_DIR = "lightning"  # Lightning's default_root_dir (logs, checkpoints)
+
+
+def rank_dir_name(rank: int) -> str:
+    """A distributed job's rank ``R`` runs as a job of its own in ``RUN_DIR/rank<R>/``."""
+    return f"rank{rank}"

@@ -1,0 +1,129 @@
+"""The ``result.json`` contract (schema 1), shared by the job, the server and the extension.
+
+Plain dataclasses with no torch import, so the language server can read results too.
+Field names and meanings follow the design document; change them only on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+from quickdev.rundir.jsonio import read_json_object, write_json
+from quickdev.rundir.layout import RESULT_FILE
+
+SCHEMA_VERSION = 1
+
+Status = Literal["running", "passed", "failed", "stopped", "killed"]
+
+
+@dataclass
+class Limits:
+    batches: int | None = 2
+    max_steps: int | None = None
+    timeout_s: float | None = None
+    device: str = "cpu"
+    # The script's own epochs options that the job set to 1 (left at their defaults).
+    one_epoch_options: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LoaderStats:
+    origin: str  # "file:line" where the DataLoader was created
+    passes: int = 0
+    batches: int = 0
+    data_wait_s: float = 0.0
+    batch_signature: str = ""
+    nonfinite: bool = False
+
+
+@dataclass
+class Frame:
+    file: str
+    line: int
+    function: str
+
+
+@dataclass
+class ErrorInfo:
+    type: str
+    message: str
+    file: str | None = None  # innermost frame in the user's files
+    line: int | None = None
+    traceback: list[Frame] = field(default_factory=list)
+
+
+@dataclass
+class ProfileSummary:
+    trace_files: list[str] = field(default_factory=list)
+    top_ops: list[dict[str, Any]] = field(default_factory=list)
+    data_wait_share: float = 0.0
+    advice: str | None = None
+    py_profile: str | None = None
+
+
+@dataclass
+class Redirection:
+    requested: str
+    written: str
+
+
+@dataclass
+class JobResult:
+    id: str
+    status: Status = "running"
+    script: str = ""
+    argv: list[str] = field(default_factory=list)
+    cwd: str = ""
+    started: str = ""
+    duration_s: float = 0.0
+    limits: Limits = field(default_factory=Limits)
+    loaders: list[LoaderStats] = field(default_factory=list)
+    optimizer_steps: int = 0
+    losses: list[float] = field(default_factory=list)
+    stop_reason: str | None = None
+    error: ErrorInfo | None = None
+    profile: ProfileSummary | None = None
+    redirected_outputs: list[Redirection] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
+    exit_code: int | None = None  # the script's own sys.exit code, when it called it
+    run_dir: str = ""
+    schema: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        # Keep "schema" first so a person reading the file sees the version at once.
+        return {"schema": data.pop("schema"), **data}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JobResult:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["limits"] = Limits(**values.get("limits") or {})
+        values["loaders"] = [LoaderStats(**d) for d in values.get("loaders") or []]
+        if values.get("error"):
+            err = dict(values["error"])
+            err["traceback"] = [Frame(**f) for f in err.get("traceback") or []]
+            values["error"] = ErrorInfo(**err)
+        if values.get("profile"):
+            values["profile"] = ProfileSummary(**values["profile"])
+        values["redirected_outputs"] = [
+            Redirection(**d) for d in values.get("redirected_outputs") or []
+        ]
+        return cls(**values)
+
+    def write(self, run_dir: Path) -> Path:
+        """Write atomically, so a reader never sees half a file."""
+        return write_json(run_dir / RESULT_FILE, self.to_dict(), indent=2)
+
+
+def read_result(run_dir: Path) -> JobResult | None:
+    """The run's result, or None when it is missing or unreadable."""
+    data = read_json_object(run_dir / RESULT_FILE)
+    if data is None:
+        return None
+    try:
+        return JobResult.from_dict(data)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return None
