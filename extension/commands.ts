@@ -1,5 +1,4 @@
 // Palette commands, the code lens commands the server's lenses carry, and the Runs view actions.
-import * as path from "node:path";
 import * as vscode from "vscode";
 import { attachToRunningJob, debugScript } from "./debug";
 import type { Jobs } from "./jobs";
@@ -87,11 +86,11 @@ export function registerCommands(
     ),
 
     register("quickdev.run.openResult", async (run: RunSummary) => {
-      const result = vscode.Uri.file(path.join(run.runDir, "result.json"));
+      // The server names the file: the run directory's layout is the backend's alone.
       try {
-        await vscode.window.showTextDocument(result, { preview: true });
+        await vscode.window.showTextDocument(vscode.Uri.file(run.resultFile), { preview: true });
       } catch {
-        void vscode.window.showWarningMessage(`Quickdev: run ${run.runId} wrote no result.json (in ${run.runDir}).`);
+        void vscode.window.showWarningMessage(`Quickdev: run ${run.runId} wrote no result (${run.resultFile}).`);
       }
     }),
     register("quickdev.run.openTensorBoard", (run: RunSummary) => jobs.openTensorBoard(run.runId)),
@@ -100,7 +99,7 @@ export function registerCommands(
         void vscode.window.showInformationMessage(`Quickdev: run ${run.runId} has no failing line.`);
         return;
       }
-      // result.json lines are Python's, 1-based.
+      // The result's lines are Python's, 1-based.
       await openAt(run.error.file, (run.error.line ?? 1) - 1);
     }),
   ];

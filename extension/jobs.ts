@@ -18,8 +18,6 @@ import { ensureTrusted } from "./trust";
 
 export type JobOptions = Omit<StartJobArgs, "script" | "mode">;
 
-// Notifications drive the UI; this poll only covers a notification that never arrives.
-const POLL_MS = 2_000;
 // How long a cancelled job may take to report its end before the progress closes anyway.
 const CANCEL_GRACE_MS = 15_000;
 
@@ -68,7 +66,7 @@ export class Jobs {
           timer = setTimeout(() => giveUp.cancel(), CANCEL_GRACE_MS);
         });
         try {
-          return await this.waitForEnd(answer.runId, giveUp.token);
+          return await this.store.waitForEnd(answer.runId, giveUp.token);
         } finally {
           clearTimeout(timer);
           giveUp.dispose();
@@ -119,7 +117,7 @@ export class Jobs {
       return undefined;
     }
     log.info(`debug ${args.script}: run ${answer.runId}, debugpy on ${answer.attach.host}:${answer.attach.port}`);
-    void this.waitForEnd(answer.runId).then((final) => final && this.announce(final));
+    void this.store.waitForEnd(answer.runId).then((final) => final && this.announce(final));
     return answer;
   }
 
@@ -153,25 +151,6 @@ export class Jobs {
       return;
     }
     this.store.replaceAll(answer.runs);
-  }
-
-  private async waitForEnd(runId: string, token?: vscode.CancellationToken): Promise<RunSummary | undefined> {
-    const timer = setInterval(() => void this.poll(runId), POLL_MS);
-    try {
-      return await this.store.waitForEnd(runId, token);
-    } finally {
-      clearInterval(timer);
-    }
-  }
-
-  private async poll(runId: string): Promise<void> {
-    const answer = await this.server.command<{ run: RunSummary }>("quickdev.getRun", { runId });
-    if (!isError(answer) && answer.run) {
-      const known = this.store.get(runId);
-      if (!known || known.status !== answer.run.status) {
-        this.store.update(answer.run);
-      }
-    }
   }
 
   private announce(run: RunSummary): void {

@@ -14,8 +14,16 @@ export type JobMode = "run" | "profile" | "debug";
 
 export interface RunError {
   message: string;
-  file?: string;
-  line?: number;
+  file?: string | null;
+  line?: number | null;
+}
+
+/** Where a process's debugpy serves DAP. */
+export interface Address {
+  host: string;
+  port: number;
+  /** The process, when the server knows it (attachJob, attachPid). */
+  pid?: number;
 }
 
 export interface RunSummary {
@@ -24,29 +32,40 @@ export interface RunSummary {
   mode: JobMode;
   status: RunStatus;
   /** ISO-8601, UTC. */
-  started?: string | null;
+  started: string;
   runDir: string;
-  durationS?: number | null;
-  batches?: number | null;
-  losses?: number[] | null;
-  error?: RunError | null;
+  /** The run's result file (written when the job ends); the server owns the run directory's layout. */
+  resultFile: string;
+  durationS: number;
+  batches: number;
+  losses: number[];
+  error?: RunError;
   /** Runs this server started, while they run: what the job is doing (train, validate, …). */
-  stage?: string | null;
+  stage?: string;
+  /** Runs this server started: optimizer steps so far. */
+  steps?: number;
+  /** A debug run this server started, once its debugpy listens. */
+  attach?: Address;
 }
 
 export interface StartJobArgs {
   script: string;
-  mode: JobMode;
+  mode?: JobMode;
   cwd?: string;
   args?: string[];
   batches?: number;
-  breakAt?: { file: string; line: number };
 }
 
 export interface StartJobAnswer {
   runId: string;
   runDir: string;
-  attach?: { host: string; port: number };
+  /** The script's arguments the job was given (suggested ones when the request had none). */
+  args: string[];
+  attach?: Address;
+}
+
+export interface AttachAnswer {
+  attach: Address;
 }
 
 export interface TensorBoardAnswer {
@@ -56,8 +75,46 @@ export interface TensorBoardAnswer {
 }
 
 export interface ScanAnswer {
-  folders: { folder: string; entryScripts: { path: string; kind: string }[] }[];
+  folders: { folder: string; entryScripts: { path: string; kind: string }[]; error?: string }[];
 }
+
+/**
+ * The fields of each type above as docs/protocol.md lists them ("optional" where it may be
+ * absent). The compiler holds these tables to the interfaces; a unit test holds them to the
+ * document, so neither can drift from the other unnoticed.
+ */
+type Fields<T> = { readonly [K in keyof T]-?: object extends Pick<T, K> ? "optional" : "required" };
+
+export const PROTOCOL_FIELDS = {
+  StartJobArgs: {
+    script: "required",
+    mode: "optional",
+    cwd: "optional",
+    args: "optional",
+    batches: "optional",
+  } satisfies Fields<StartJobArgs>,
+  StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" } satisfies Fields<StartJobAnswer>,
+  RunSummary: {
+    runId: "required",
+    script: "required",
+    mode: "required",
+    status: "required",
+    started: "required",
+    runDir: "required",
+    resultFile: "required",
+    durationS: "required",
+    batches: "required",
+    losses: "required",
+    error: "optional",
+    stage: "optional",
+    steps: "optional",
+    attach: "optional",
+  } satisfies Fields<RunSummary>,
+  RunError: { message: "required", file: "optional", line: "optional" } satisfies Fields<RunError>,
+  Address: { host: "required", port: "required", pid: "optional" } satisfies Fields<Address>,
+  AttachAnswer: { attach: "required" } satisfies Fields<AttachAnswer>,
+  TensorBoardAnswer: { url: "required", pid: "required", run: "optional" } satisfies Fields<TensorBoardAnswer>,
+} as const;
 
 /** Every command answers either its result or `{"error": "..."}` (a line to show as is). */
 export type Answer<T> = T | { error: string };

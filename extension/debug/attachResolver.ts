@@ -1,0 +1,21 @@
+// Resolves an attach configuration: as written when it names a port, else through the picker of
+// running quick-dev jobs (and other Python processes), as "Attach to Running Job" does.
+import type * as vscode from "vscode";
+import { pickAttachTarget } from "../attachPicker";
+import type { QuickdevServer } from "../server";
+import { type QuickdevConfiguration, attachToPicked } from "./configuration";
+
+export async function resolveAttach(
+  server: QuickdevServer,
+  config: QuickdevConfiguration,
+  token?: vscode.CancellationToken,
+): Promise<QuickdevConfiguration | undefined> {
+  if (config.connect?.port) {
+    return { ...config, justMyCode: false };
+  }
+  const target = await pickAttachTarget(server);
+  if (!target || token?.isCancellationRequested) {
+    return undefined;
+  }
+  return attachToPicked(config, target);
+}

@@ -1,0 +1,66 @@
+// The `quickdev` debug configurations and the pure steps between them: F5's default, a launch
+// turned into an attach to the job it started, an attach given the address it was missing.
+// No vscode import at run time: unit tests load this module under plain node.
+import type * as vscode from "vscode";
+
+export const DEBUG_TYPE = "quickdev";
+
+export interface Address {
+  host: string;
+  port: number;
+}
+
+export interface QuickdevConfiguration extends vscode.DebugConfiguration {
+  script?: string;
+  mode?: "debug" | "profile" | "run";
+  cwd?: string;
+  args?: string[];
+  batches?: number;
+  connect?: { host?: string; port?: number };
+  /** Set on the attach session a launch became: the run to cancel when the user stops. */
+  quickdevRunId?: string;
+  /** Set by "Debug this step": the breakpoint to remove once hit or when the session ends. */
+  quickdevTemporaryBreakpoint?: string;
+}
+
+/** F5 with no launch.json hands over an empty configuration. */
+export function isEmpty(config: vscode.DebugConfiguration): boolean {
+  return !config.type && !config.request && !config.name;
+}
+
+export const CURRENT_FILE_DEFAULT: QuickdevConfiguration = {
+  type: DEBUG_TYPE,
+  request: "launch",
+  name: "Quickdev: debug current file",
+  script: "${file}",
+};
+
+/** The attach session a debug launch becomes once its job's debugpy listens at `address`. */
+export function attachToStartedJob(config: QuickdevConfiguration, runId: string, address: Address): QuickdevConfiguration {
+  return {
+    type: DEBUG_TYPE,
+    name: config.name,
+    request: "attach",
+    connect: address,
+    justMyCode: false,
+    quickdevRunId: runId,
+    quickdevTemporaryBreakpoint: config.quickdevTemporaryBreakpoint,
+  };
+}
+
+/** An attach configuration given the address (and label) of the process picked for it. */
+export function attachToPicked(config: QuickdevConfiguration, target: Address & { label: string }): QuickdevConfiguration {
+  // No quickdevRunId: stopping this session detaches and leaves the long job running.
+  return {
+    ...config,
+    name: `${config.name}: ${target.label}`,
+    connect: { host: target.host, port: target.port },
+    justMyCode: false,
+  };
+}
+
+/** Where the adapter listens, or undefined when the configuration has no address yet. */
+export function adapterAddress(config: QuickdevConfiguration): Address | undefined {
+  const port = config.connect?.port;
+  return config.request === "attach" && port ? { host: config.connect?.host ?? "127.0.0.1", port } : undefined;
+}
