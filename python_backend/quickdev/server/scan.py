@@ -16,10 +16,11 @@ from pygls.uris import to_fs_path
 
 from quickdev.analysis import analyze_text
 from quickdev.analysis.source import decode_source
-from quickdev.server.app import EntryScript, QuickdevServer
+from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, register
 from quickdev.server.lenses import client_refreshes_lenses
 from quickdev.server.log import log
+from quickdev.server.types import EntryScript
 
 SKIP_DIRS = frozenset(
     {"node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist", "out"}
