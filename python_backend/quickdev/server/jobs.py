@@ -105,9 +105,13 @@ class Run:
         return self.request.script
 
 
-def read_result(run_dir: Path) -> JobResult:
-    """A run's ``result.json``; raises OSError, or InvalidData when it is malformed."""
-    return read_json(run_dir / RESULT_FILE, JobResult)
+def read_result(run_dir: Path) -> JobResult | None:
+    """A run's ``result.json``, or None (logged) when it is missing or malformed."""
+    try:
+        return read_json(run_dir / RESULT_FILE, JobResult)
+    except (OSError, InvalidData) as exc:
+        log.info("no readable result in %s: %s", run_dir, exc)
+        return None
 
 
 def new_run_id(script: Path) -> str:
@@ -175,7 +179,7 @@ class JobManager:
         loop = asyncio.get_running_loop()
         exited = asyncio.Event()
         _notify_exit(run.process, loop, exited)
-        task = loop.create_task(self._watch(run, exited))
+        task = loop.create_task(self._watch(run, run.process, exited))
         self._watchers.add(task)
         task.add_done_callback(self._watchers.discard)
         self._on_change(run)
@@ -202,9 +206,11 @@ class JobManager:
                 run.status = "cancelled"
                 _signal_group(run.process, signal.SIGKILL)
 
-    async def _watch(self, run: Run, exited: asyncio.Event) -> None:
+    async def _watch(
+        self, run: Run, process: subprocess.Popen[bytes], exited: asyncio.Event
+    ) -> None:
         try:
-            await self._follow(run, exited)
+            await self._follow(run, process, exited)
         except Exception:
             # A watcher that dies would leave the run "running" forever.
             log.exception("watching run %s failed", run.run_id)
@@ -214,8 +220,9 @@ class JobManager:
                 run.finished.set()
                 run.attach_settled.set()
 
-    async def _follow(self, run: Run, exited: asyncio.Event) -> None:
-        assert run.process is not None
+    async def _follow(
+        self, run: Run, process: subprocess.Popen[bytes], exited: asyncio.Event
+    ) -> None:
         progress_stamp: float | None = None
         while not exited.is_set():
             stamp = _mtime(run.run_dir / PROGRESS_FILE)
@@ -230,7 +237,7 @@ class JobManager:
                     self._on_change(run)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(exited.wait(), POLL_S)
-        self._finish(run, run.process.wait())
+        self._finish(run, process.wait())
 
     def _read_progress(self, run: Run) -> bool:
         try:
@@ -246,10 +253,7 @@ class JobManager:
 
     def _finish(self, run: Run, returncode: int) -> None:
         self._read_progress(run)
-        try:
-            run.result = read_result(run.run_dir)
-        except (OSError, InvalidData) as exc:
-            log.info("run %s left no readable result: %s", run.run_id, exc)
+        run.result = read_result(run.run_dir)
         if run.status != "cancelled":
             run.status = self._final_status(run, returncode)
         run.stage = "done"

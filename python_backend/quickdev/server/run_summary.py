@@ -16,8 +16,7 @@ from typing import Any
 from quickdev.processes import pid_alive
 from quickdev.runner.attach import ATTACH_FILE
 from quickdev.runner.result import RESULT_FILE, JobResult
-from quickdev.server.jobs import FINISHED, Run
-from quickdev.server.log import log
+from quickdev.server.jobs import FINISHED, Run, read_result
 from quickdev.server.types import Failure
 from quickdev.server.validate import InvalidData, read_json
 
@@ -61,15 +60,6 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
     return summary
 
 
-def read_run_result(run_dir: Path) -> JobResult | None:
-    """The run's result, or None (logged) when it is missing or malformed."""
-    try:
-        return read_json(run_dir / RESULT_FILE, JobResult)
-    except (OSError, InvalidData) as exc:
-        log.info("unreadable result in %s: %s", run_dir, exc)
-        return None
-
-
 def summaries_on_disk(runs_dir: Path) -> list[Summary]:
     """Every readable run under ``runs_dir``; a malformed result is skipped, not fatal."""
     try:
@@ -78,7 +68,7 @@ def summaries_on_disk(runs_dir: Path) -> list[Summary]:
         return []
     found = []
     for run_dir in run_dirs:
-        result = read_run_result(run_dir)
+        result = read_result(run_dir)
         if result is not None:
             found.append(run_summary(run_dir, result))
     return found

@@ -23,8 +23,8 @@ from quickdev.runner.result import RESULT_FILE, JobResult
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
 from quickdev.server.diagnostics import FailureDiagnostics
-from quickdev.server.jobs import JobError, JobManager, JobRequest, Mode, Run
-from quickdev.server.run_summary import read_run_result, run_summary, summaries_on_disk
+from quickdev.server.jobs import JobError, JobManager, JobRequest, Mode, Run, read_result
+from quickdev.server.run_summary import run_summary, summaries_on_disk
 from quickdev.server.types import Key
 
 RUN_CHANGED = "quickdev/runChanged"
@@ -40,7 +40,7 @@ class FoundRun:
     run: Run | None = None
 
     def result(self) -> JobResult | None:
-        return self.run.result if self.run and self.run.result else read_run_result(self.run_dir)
+        return self.run.result if self.run and self.run.result else read_result(self.run_dir)
 
 
 class Runs:
