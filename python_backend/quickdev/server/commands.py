@@ -64,14 +64,3 @@ def parse_argument(argument: dict[str, Any], kind: type[T]) -> T:
         messages = {f.name: f.metadata.get("problem") for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
         template = messages.get(name) or '"{name}" has the wrong type: {value!r}'
         raise CommandError(template.format(name=name, value=argument[name])) from None
-
-
-def string_field(argument: dict[str, Any], key: str, required: bool = False) -> str | None:
-    value = argument.get(key)
-    if value is None:
-        if required:
-            raise CommandError(f'missing "{key}" in the command argument')
-        return None
-    if not isinstance(value, str) or not value:
-        raise CommandError(f'"{key}" must be a non-empty string, got {value!r}')
-    return value
