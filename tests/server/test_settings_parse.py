@@ -3,7 +3,8 @@
 import json
 from pathlib import Path
 
-from quickdev.server.settings import Settings, parse_settings
+from quickdev.server.settings import parse_settings
+from quickdev.server.types import Settings
 
 PACKAGE_JSON = Path(__file__).resolve().parents[2] / "package.json"
 

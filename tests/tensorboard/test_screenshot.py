@@ -59,7 +59,8 @@ def test_overview_page_renders(
     ARTIFACTS.mkdir(exist_ok=True)
     png = ARTIFACTS / "profiler_overview.png"
     png.unlink(missing_ok=True)
-    chromium(tmp_path / "shot", f"--screenshot={png}", example_server.profiler_url)
+    profiler_page = example_server.url + "#pytorch_profiler"  # the plugin's own tab
+    chromium(tmp_path / "shot", f"--screenshot={png}", profiler_page)
     assert png.stat().st_size > 20_000
     with Image.open(png) as image:
         assert image.size == WINDOW

@@ -1,8 +1,7 @@
-"""The language server object and the state its features share."""
+"""The language server object: workspace folders, runs directories, messages to the user."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsprotocol import types
@@ -10,25 +9,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from quickdev import __version__
-from quickdev.server.documents import DocumentAnalyses
-from quickdev.server.settings import Settings
-
-
-@dataclass
-class EntryScript:
-    path: Path
-    kind: str
-
-
-@dataclass
-class State:
-    settings: Settings = field(default_factory=Settings)
-    documents: DocumentAnalyses = field(default_factory=DocumentAnalyses)
-    # Entry scripts per workspace folder, from the last scan (for "Debug this step" in files
-    # that are not scripts themselves).
-    entry_scripts: dict[Path, list[EntryScript]] = field(default_factory=dict)
-    runs: object | None = None  # the job feature's state (server/runs.py)
-    tensorboards: object | None = None  # TensorBoard servers this server started
+from quickdev.server.types import State
 
 
 class QuickdevServer(LanguageServer):

@@ -12,17 +12,41 @@ import asyncio
 import json
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from quickdev.attach import DEFAULT_TIMEOUT_S, AttachError, attach_to_run
+from quickdev.rundir.validate import InvalidData, structure
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, CommandError, register, string_field
+from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
 from quickdev.server.jobs import job_environment
-from quickdev.server.runs import runs_state
+from quickdev.server.runs import runs_of
 
 # debugpy's own injection waits up to DEFAULT_TIMEOUT_S; the process gets a little more.
 _PID_COMMAND_TIMEOUT_S = DEFAULT_TIMEOUT_S + 15.0
+
+
+@dataclass(frozen=True)
+class AttachJob:
+    runId: str | None = field(default=None, metadata=problem('"runId" must be a run id'))
+    runDir: str | None = field(default=None, metadata=problem('"runDir" must be a folder path'))
+
+
+@dataclass(frozen=True)
+class AttachPid:
+    pid: int = field(
+        metadata=problem('"pid" must be a process id (a whole number > 0), got {value!r}')
+    )
+
+
+@dataclass(frozen=True)
+class Address:
+    """What ``attach_to_run`` and ``quickdev attach --pid`` report."""
+
+    host: str
+    port: int
+    pid: int | None = None
 
 
 def setup(server: QuickdevServer) -> None:
@@ -40,26 +64,17 @@ async def attach_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
 
 
 def _run_dir(ls: QuickdevServer, argument: dict[str, Any]) -> Path:
-    run_id = string_field(argument, "runId")
-    run_dir = string_field(argument, "runDir")
-    if run_dir is not None:
-        return Path(run_dir).expanduser()
-    if run_id is None:
+    which = parse_argument(argument, AttachJob)
+    if which.runDir is not None:
+        return Path(which.runDir).expanduser()
+    if which.runId is None:
         raise CommandError('give "runId" (from quickdev.listRuns) or "runDir"')
-    runs = runs_state(ls)
-    run = runs.jobs.runs.get(run_id)
-    found = run.run_dir if run is not None else runs.find_run_dir(run_id)
-    if found is None:
-        raise CommandError(
-            f"no run {run_id} in the runs directories; refresh the runs list, or pass "
-            '"runDir" for a job writing elsewhere'
-        )
-    return found
+    return runs_of(ls).find(which.runId).run_dir
 
 
 async def attach_pid(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    pid = argument.get("pid")
-    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+    pid = parse_argument(argument, AttachPid).pid
+    if pid <= 0:
         raise CommandError(f'"pid" must be a process id (a whole number > 0), got {pid!r}')
     interpreter = ls.state.settings.python or sys.executable
     command = [interpreter, "-m", "quickdev", "attach", "--pid", str(pid)]
@@ -100,11 +115,12 @@ def _last_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def _address(address: dict[str, Any]) -> dict[str, Any]:
-    host, port = address.get("host"), address.get("port")
-    if not isinstance(host, str) or not isinstance(port, int):
-        raise CommandError(f"the debugger reported no usable address ({address!r})")
-    answer: dict[str, Any] = {"host": host, "port": port}
-    if isinstance(address.get("pid"), int):
-        answer["pid"] = address["pid"]
+def _address(address: object) -> dict[str, Any]:
+    try:
+        found = structure(address, Address)
+    except InvalidData:
+        raise CommandError(f"the debugger reported no usable address ({address!r})") from None
+    answer: dict[str, Any] = {"host": found.host, "port": found.port}
+    if found.pid is not None:
+        answer["pid"] = found.pid
     return answer

@@ -5,12 +5,15 @@ Failures are answers rather than LSP errors so the extension can show them as th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
+from quickdev.rundir.validate import converter, failed_field
 from quickdev.server.app import QuickdevServer
 from quickdev.server.log import log
 
+T = TypeVar("T")
 Answer = dict[str, Any]
 Handler = Callable[[QuickdevServer, dict[str, Any]], Awaitable[Answer]]
 
@@ -40,12 +43,24 @@ def _single_object(name: str, arguments: tuple[Any, ...]) -> dict[str, Any]:
     raise CommandError(f"{name} takes one JSON object argument, got {list(arguments)!r}")
 
 
-def string_field(argument: dict[str, Any], key: str, required: bool = False) -> str | None:
-    value = argument.get(key)
-    if value is None:
-        if required:
-            raise CommandError(f'missing "{key}" in the command argument')
-        return None
-    if not isinstance(value, str) or not value:
-        raise CommandError(f'"{key}" must be a non-empty string, got {value!r}')
-    return value
+def problem(message: str) -> dict[str, str]:
+    """Field metadata: the one line a wrong value answers (``{value!r}`` is the value)."""
+    return {"problem": message}
+
+
+def parse_argument(argument: dict[str, Any], kind: type[T]) -> T:
+    """A command's argument as the dataclass ``kind``; unknown keys are ignored.
+
+    A field of the wrong type answers its ``problem`` metadata, else a generic line.
+    """
+    try:
+        return converter.structure(argument, kind)
+    except Exception as exc:
+        name = failed_field(exc)
+        if name is None:
+            raise CommandError(f"bad command argument: {exc}") from None
+        if name not in argument:
+            raise CommandError(f'missing "{name}" in the command argument') from None
+        messages = {f.name: f.metadata.get("problem") for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
+        template = messages.get(name) or '"{name}" has the wrong type: {value!r}'
+        raise CommandError(template.format(name=name, value=argument[name])) from None

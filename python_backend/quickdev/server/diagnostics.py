@@ -26,13 +26,13 @@ class FailureDiagnostics:
             return []  # a cancelled or killed run says nothing about the code
         script = str(run.script)
         changed = [uri for uri, by_script in self._by_uri.items() if by_script.pop(script, None)]
-        failure = run.failure or {}
-        file, line = failure.get("file"), failure.get("line")
-        if run.status == "failed" and isinstance(file, str) and isinstance(line, int):
+        failure = run.failure
+        file, line = (failure.file, failure.line) if failure else (None, None)
+        if failure is not None and run.status == "failed" and file is not None and line is not None:
             path = Path(file) if Path(file).is_absolute() else run.request.cwd / file
             uri = from_fs_path(str(path))
             if uri is not None:
-                diagnostic = _diagnostic(path, line - 1, str(failure["message"]), run.run_id)
+                diagnostic = _diagnostic(path, line - 1, failure.message, run.run_id)
                 self._by_uri.setdefault(uri, {})[script] = diagnostic
                 changed.append(uri)
         return list(dict.fromkeys(changed))

@@ -3,30 +3,32 @@
 A job is ``<python> -m quickdev run --run-id ID --runs-dir DIR ... SCRIPT -- ARGS`` in its
 own process group (so cancelling stops the script's children too). While it runs it writes
 ``progress.json`` and, in debug mode, ``debugpy.json``; at the end ``result.json``. The
-manager polls those files and calls ``on_change`` whenever the run's summary changes.
+process's exit is an event (a thread waits for it); the files, written by another process,
+are polled while it runs. ``on_change`` is called whenever the run's summary changes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
-import secrets
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
 import quickdev
+from quickdev.rundir.ids import new_run_id
 from quickdev.rundir.layout import DEBUGPY_FILE, LAUNCH_LOG, PROGRESS_FILE
-from quickdev.rundir.result import JobResult, read_result
+from quickdev.rundir.result import JobResult
+from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
 from quickdev.server.log import log
+from quickdev.server.types import Failure
 
 Mode = Literal["run", "profile", "debug"]
 RunStatus = Literal["queued", "running", "passed", "failed", "stopped", "killed", "cancelled"]
@@ -54,7 +56,27 @@ class JobRequest:
     interpreter: str
     args: list[str] = field(default_factory=list)
     batches: int = 2
-    break_at: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """``progress.json``; a field the job has not written yet keeps its last value."""
+
+    stage: str | None = None
+    batches: int | None = None
+    steps: int | None = None
+
+
+@dataclass(frozen=True)
+class Listening:
+    """``debugpy.json``: where the job's debugpy listens."""
+
+    port: int
+    host: str = "127.0.0.1"
+    pid: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"host": self.host or "127.0.0.1", "port": self.port}
 
 
 @dataclass
@@ -68,51 +90,17 @@ class Run:
     stage: str = "starting"
     batches_done: int = 0
     steps: int = 0
-    attach: dict[str, Any] | None = None
+    attach: Listening | None = None
     result: JobResult | None = None
-    failure: dict[str, Any] | None = None  # {"message", "file", "line"} for a failed run
+    failure: Failure | None = None  # set for a failed run
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     finished: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    # Set once the attach address is known or the run ended without one.
+    attach_settled: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     @property
     def script(self) -> Path:
         return self.request.script
-
-    def summary(self) -> dict[str, Any]:
-        """The ``RunSummary`` of docs/protocol.md."""
-        result = self.result
-        duration = round((self.ended or time.time()) - self.started, 3)
-        if result is not None and result.duration_s > 0 and self.status in FINISHED:
-            duration = result.duration_s
-        batches = sum(ld.batches for ld in result.loaders) if result else 0
-        summary: dict[str, Any] = {
-            "runId": self.run_id,
-            "script": str(self.script),
-            "mode": self.request.mode,
-            "status": self.status,
-            "started": datetime.fromtimestamp(self.started, timezone.utc).isoformat(
-                timespec="seconds"
-            ),
-            "runDir": str(self.run_dir),
-            "durationS": duration,
-            "batches": max(batches, self.batches_done),
-            "losses": list(result.losses) if result else [],
-            "stage": self.stage,
-            "steps": max(self.steps, result.optimizer_steps if result else 0),
-        }
-        if self.failure:
-            summary["error"] = self.failure
-        if self.attach:
-            summary["attach"] = self.attach
-        if self.request.break_at:
-            summary["breakAt"] = self.request.break_at
-        return summary
-
-
-def new_run_id(script: Path) -> str:
-    """e.g. ``20261121-221500-train-3f2a``: sorts by time and says what ran."""
-    label = re.sub(r"[^A-Za-z0-9_.-]+", "-", script.stem).strip("-.") or "job"
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{label[:40]}-{secrets.token_hex(2)}"
 
 
 def job_command(request: JobRequest, run_id: str) -> list[str]:
@@ -141,7 +129,7 @@ class JobManager:
 
     def start(self, request: JobRequest) -> Run:
         """Spawn the job (call from the event loop); raises JobError with a clear message."""
-        run_id = new_run_id(request.script)
+        run_id = new_run_id(request.script.stem)
         run_dir = request.runs_dir / run_id
         try:
             run_dir.mkdir(parents=True)
@@ -171,7 +159,10 @@ class JobManager:
         run.status = "running"
         self.runs[run_id] = run
         log.info("started run %s: %s", run_id, job_command(request, run_id))
-        task = asyncio.get_running_loop().create_task(self._watch(run))
+        loop = asyncio.get_running_loop()
+        exited = asyncio.Event()
+        _notify_exit(run.process, loop, exited)
+        task = loop.create_task(self._watch(run, run.process, exited))
         self._watchers.add(task)
         task.add_done_callback(self._watchers.discard)
         self._on_change(run)
@@ -183,10 +174,9 @@ class JobManager:
             return False
         run.status = "cancelled"
         _signal_group(run.process, signal.SIGTERM)
-        deadline = time.monotonic() + KILL_GRACE_S
-        while run.process.poll() is None and time.monotonic() < deadline:
-            await asyncio.sleep(POLL_S)
-        if run.process.poll() is None:
+        try:
+            await asyncio.wait_for(run.finished.wait(), KILL_GRACE_S)
+        except TimeoutError:
             _signal_group(run.process, signal.SIGKILL)
         await run.finished.wait()
         return True
@@ -199,53 +189,54 @@ class JobManager:
                 run.status = "cancelled"
                 _signal_group(run.process, signal.SIGKILL)
 
-    async def _watch(self, run: Run) -> None:
+    async def _watch(
+        self, run: Run, process: subprocess.Popen[bytes], exited: asyncio.Event
+    ) -> None:
         try:
-            await self._follow(run)
+            await self._follow(run, process, exited)
         except Exception:
             # A watcher that dies would leave the run "running" forever.
             log.exception("watching run %s failed", run.run_id)
             if not run.finished.is_set():
                 run.status = "failed"
-                run.failure = {
-                    "message": "the server lost track of this run",
-                    "file": None,
-                    "line": None,
-                }
+                run.failure = Failure("the server lost track of this run")
                 run.finished.set()
+                run.attach_settled.set()
 
-    async def _follow(self, run: Run) -> None:
-        assert run.process is not None
+    async def _follow(
+        self, run: Run, process: subprocess.Popen[bytes], exited: asyncio.Event
+    ) -> None:
         progress_stamp: float | None = None
-        while run.process.poll() is None:
+        while not exited.is_set():
             stamp = _mtime(run.run_dir / PROGRESS_FILE)
             if stamp is not None and stamp != progress_stamp:
                 progress_stamp = stamp
                 if self._read_progress(run):
                     self._on_change(run)
             if run.attach is None and run.request.mode == "debug":
-                run.attach = _read_attach(run.run_dir)
+                run.attach = _read_listening(run.run_dir)
                 if run.attach is not None:
+                    run.attach_settled.set()
                     self._on_change(run)
-            await asyncio.sleep(POLL_S)
-        self._finish(run, run.process.returncode)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(exited.wait(), POLL_S)
+        self._finish(run, process.wait())
 
     def _read_progress(self, run: Run) -> bool:
-        data = _read_json(run.run_dir / PROGRESS_FILE)
-        if data is None:
+        try:
+            progress = read_json(run.run_dir / PROGRESS_FILE, Progress)
+        except (OSError, InvalidData) as exc:
+            log.debug("run %s: no progress read: %s", run.run_id, exc)
             return False
         before = (run.stage, run.batches_done, run.steps)
-        run.stage = str(data.get("stage", run.stage))
-        run.batches_done = _int(data.get("batches"), run.batches_done)
-        run.steps = _int(data.get("steps"), run.steps)
+        run.stage = progress.stage if progress.stage is not None else run.stage
+        run.batches_done = progress.batches if progress.batches is not None else run.batches_done
+        run.steps = progress.steps if progress.steps is not None else run.steps
         return before != (run.stage, run.batches_done, run.steps)
 
     def _finish(self, run: Run, returncode: int) -> None:
         self._read_progress(run)
-        try:
-            run.result = read_result(run.run_dir)
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            log.info("run %s left no readable result: %s", run.run_id, exc)
+        run.result = read_result_checked(run.run_dir)
         if run.status != "cancelled":
             run.status = self._final_status(run, returncode)
         run.stage = "done"
@@ -253,6 +244,7 @@ class JobManager:
         if run.status == "failed":
             run.failure = self._failure(run, returncode)
         run.finished.set()
+        run.attach_settled.set()
         log.info("run %s ended: %s (exit %s)", run.run_id, run.status, returncode)
         # Listeners run last: the run is complete even if one of them fails.
         self._on_change(run)
@@ -267,15 +259,11 @@ class JobManager:
         return "passed" if returncode == 0 else "failed"
 
     @staticmethod
-    def _failure(run: Run, returncode: int) -> dict[str, Any]:
+    def _failure(run: Run, returncode: int) -> Failure:
         error = run.result.error if run.result else None
         if error is not None:
-            return {
-                "message": f"{error.type}: {error.message}",
-                "file": error.file,
-                "line": error.line,
-            }
-        return {"message": explain_early_exit(run, returncode), "file": None, "line": None}
+            return Failure.of_error(error)
+        return Failure(explain_early_exit(run, returncode))
 
 
 def explain_early_exit(run: Run, returncode: int) -> str:
@@ -300,6 +288,19 @@ def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None
         os.killpg(process.pid, sig)
 
 
+def _notify_exit(
+    process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, exited: asyncio.Event
+) -> None:
+    """Set ``exited`` (on the loop) when the process ends: a thread blocks in wait() for it."""
+
+    def wait() -> None:
+        process.wait()
+        with contextlib.suppress(RuntimeError):  # the loop closed first: the server exits
+            loop.call_soon_threadsafe(exited.set)
+
+    threading.Thread(target=wait, name=f"wait-{process.pid}", daemon=True).start()
+
+
 def _mtime(path: Path) -> float | None:
     try:
         return path.stat().st_mtime_ns / 1e9
@@ -307,20 +308,8 @@ def _mtime(path: Path) -> float | None:
         return None
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def _read_listening(run_dir: Path) -> Listening | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _read_attach(run_dir: Path) -> dict[str, Any] | None:
-    data = _read_json(run_dir / DEBUGPY_FILE)
-    if data is None or not isinstance(data.get("port"), int):
-        return None
-    return {"host": str(data.get("host") or "127.0.0.1"), "port": data["port"]}
-
-
-def _int(value: object, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
+        return read_json(run_dir / DEBUGPY_FILE, Listening)
+    except (OSError, InvalidData):
+        return None  # not written yet, or half of it

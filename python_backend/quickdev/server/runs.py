@@ -1,7 +1,7 @@
 """The job commands: ``quickdev.startJob``, ``cancelJob``, ``listRuns``, ``getRun``.
 
-Every change of a run is sent as ``quickdev/runChanged``, reported as work-done progress,
-and, when the run ends, turned into diagnostics.
+Every change of a run is sent as ``quickdev/runChanged`` and, when the run ends, turned
+into diagnostics. ``Runs.find`` is the one way features look a run up by its id.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import atexit
 import json
 import subprocess
 import sys
-import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +19,32 @@ from lsprotocol import types
 
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
-from quickdev.processes import pid_alive
-from quickdev.rundir.layout import ATTACH_FILE, RESULT_FILE
-from quickdev.rundir.result import JobResult, read_result
+from quickdev.rundir.layout import RESULT_FILE
+from quickdev.rundir.result import JobResult
+from quickdev.rundir.validate import read_result_checked
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, CommandError, register, string_field
+from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
 from quickdev.server.diagnostics import FailureDiagnostics
-from quickdev.server.jobs import MODES, JobError, JobManager, JobRequest, Mode, Run
-from quickdev.server.log import log
-from quickdev.server.progress import RunProgress
+from quickdev.server.jobs import JobError, JobManager, JobRequest, Mode, Run
+from quickdev.server.run_summary import run_summary, summaries_on_disk
+from quickdev.server.types import Key
 
 RUN_CHANGED = "quickdev/runChanged"
 ATTACH_TIMEOUT_S = 120.0
 _TORCH_PROBE = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('torch') else 3)"
+
+
+@dataclass(frozen=True)
+class FoundRun:
+    """A run looked up by id: its directory, and the live run when this session started it."""
+
+    run_dir: Path
+    run: Run | None = None
+
+    def result(self) -> JobResult | None:
+        return (
+            self.run.result if self.run and self.run.result else read_result_checked(self.run_dir)
+        )
 
 
 class Runs:
@@ -41,17 +54,12 @@ class Runs:
         self.ls = ls
         self.jobs = JobManager(on_change=self.changed)
         self.diagnostics = FailureDiagnostics()
-        self.progress: dict[str, RunProgress] = {}
         self.runs_dirs: set[Path] = set()
         self._interpreters_with_torch: set[str] = set()
 
     def changed(self, run: Run) -> None:
-        self.ls.protocol.notify(RUN_CHANGED, run.summary())
-        progress = self.progress.get(run.run_id)
-        if progress is not None:
-            progress.update()
+        self.ls.protocol.notify(RUN_CHANGED, run_summary(run.run_dir, run.result, run))
         if run.finished.is_set():
-            self.progress.pop(run.run_id, None)
             for uri in self.diagnostics.record(run):
                 self.ls.text_document_publish_diagnostics(
                     types.PublishDiagnosticsParams(
@@ -93,17 +101,30 @@ class Runs:
         dirs = {self.ls.runs_dir_for(f) for f in self.ls.workspace_folders()} | self.runs_dirs
         return sorted(dirs)
 
-    def find_run_dir(self, run_id: str) -> Path | None:
+    def find(self, run_id: str) -> FoundRun:
+        """The run ``run_id`` of this session, else on disk; CommandError when there is none."""
+        run = self.jobs.runs.get(run_id)
+        if run is not None:
+            return FoundRun(run.run_dir, run)
         for runs_dir in self.known_runs_dirs():
             candidate = runs_dir / run_id
             if (candidate / RESULT_FILE).is_file():
-                return candidate
-        return None
+                return FoundRun(candidate)
+        raise CommandError(
+            f"no run {run_id} in this session or the runs directories; refresh the runs list"
+        )
+
+
+RUNS = Key("runs", Runs)
+
+
+def runs_of(ls: QuickdevServer) -> Runs:
+    return ls.state.get(RUNS)
 
 
 def setup(server: QuickdevServer) -> None:
     runs = Runs(server)
-    server.state.runs = runs
+    server.state.put(RUNS, runs)
     atexit.register(runs.jobs.kill_all)
 
     @server.feature(types.SHUTDOWN)
@@ -131,183 +152,120 @@ def cancel_pending_requests(ls: QuickdevServer) -> None:
             future.cancel()
 
 
-def runs_state(ls: QuickdevServer) -> Runs:
-    runs = ls.state.runs
-    assert isinstance(runs, Runs)
-    return runs
+@dataclass(frozen=True)
+class StartJob:
+    """The ``quickdev.startJob`` argument (docs/protocol.md)."""
+
+    script: str = field(metadata=problem('"script" must be a path, got {value!r}'))
+    mode: Mode | None = field(
+        default=None, metadata=problem('"mode" must be one of run, profile, debug; got {value!r}')
+    )
+    cwd: str | None = field(default=None, metadata=problem('"cwd" must be a path, got {value!r}'))
+    args: list[str] | None = field(
+        default=None, metadata=problem('"args" must be a list of strings')
+    )
+    batches: int | None = field(
+        default=None, metadata=problem('"batches" must be a whole number ≥ 1, got {value!r}')
+    )
+
+
+@dataclass(frozen=True)
+class RunId:
+    runId: str = field(metadata=problem('"runId" must be a run id, got {value!r}'))
 
 
 async def start_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    runs = runs_state(ls)
-    request = await _job_request(ls, argument)
+    runs = runs_of(ls)
+    request = await _job_request(ls, parse_argument(argument, StartJob))
     await runs.check_interpreter(request.interpreter)
     try:
         run = runs.jobs.start(request)
     except JobError as exc:
         raise CommandError(str(exc)) from None
     runs.runs_dirs.add(request.runs_dir)
-    progress = RunProgress(ls, run)
-    runs.progress[run.run_id] = progress
-    await progress.begin(lambda: asyncio.ensure_future(runs.jobs.cancel(run)))
     answer: Answer = {"runId": run.run_id, "runDir": str(run.run_dir), "args": request.args}
     if request.mode == "debug":
         answer["attach"] = await _wait_for_attach(runs, run)
     return answer
 
 
-async def _job_request(ls: QuickdevServer, argument: dict[str, Any]) -> JobRequest:
+async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
     settings = ls.state.settings
-    script = Path(string_field(argument, "script", required=True) or "").expanduser()
+    script = Path(start.script).expanduser()
     if not script.is_absolute():
-        raise CommandError(f'"script" must be an absolute path, got {str(script)!r}')
+        raise CommandError(f'"script" must be an absolute path, got {start.script!r}')
     if not script.is_file():
         raise CommandError(f"script {script} not found; save it to disk first or fix the path")
-    break_at = argument.get("breakAt")
-    if break_at is not None and not (
-        isinstance(break_at, dict)
-        and isinstance(break_at.get("file"), str)
-        and isinstance(break_at.get("line"), int)
-    ):
-        raise CommandError('"breakAt" must be {"file": path, "line": int}')
-    mode = argument.get("mode") or ("debug" if break_at else "run")
-    if mode not in MODES:
-        raise CommandError(f'"mode" must be one of run, profile, debug; got {mode!r}')
-    if break_at is not None and mode != "debug":
-        raise CommandError('"breakAt" needs "mode": "debug"')
+    mode: Mode = start.mode or "run"
     folder = ls.folder_of(script) or script.parent
-    cwd = Path(string_field(argument, "cwd") or folder)
+    cwd = Path(start.cwd or folder)
     if not cwd.is_dir():
         raise CommandError(f'working directory {cwd} does not exist; fix "cwd"')
-    batches = argument.get("batches", settings.batches)
-    if isinstance(batches, bool) or not isinstance(batches, int) or batches < 1:
+    batches = settings.batches if start.batches is None else start.batches
+    if batches < 1:
         raise CommandError(f'"batches" must be a whole number ≥ 1, got {batches!r}')
-    args = argument.get("args")
+    args = start.args
     if args is None:
         analysis = await asyncio.to_thread(analyze_file, script)
         args = suggested_args(analysis.knobs, batches) if analysis else []
-    elif not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
-        raise CommandError('"args" must be a list of strings')
-    checked_mode: Mode = mode
     return JobRequest(
         script=script,
-        mode=checked_mode,
+        mode=mode,
         cwd=cwd,
         runs_dir=ls.runs_dir_for(folder),
         interpreter=settings.python or sys.executable,
         args=list(args),
         batches=batches,
-        break_at=break_at,
     )
 
 
 async def _wait_for_attach(runs: Runs, run: Run) -> dict[str, Any]:
-    deadline = time.monotonic() + ATTACH_TIMEOUT_S
-    while run.attach is None and not run.finished.is_set() and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+    try:
+        await asyncio.wait_for(run.attach_settled.wait(), ATTACH_TIMEOUT_S)
+    except TimeoutError:
+        await runs.jobs.cancel(run)
+        raise CommandError(
+            f"debugpy did not listen within {ATTACH_TIMEOUT_S:.0f} s; the job was cancelled "
+            f"(its output is in {run.run_dir})"
+        ) from None
     if run.attach is not None:
-        return run.attach
-    if run.finished.is_set():
-        reason = (run.failure or {}).get("message") or f"it ended as {run.status}"
-        raise CommandError(f"the debug job ended before debugpy listened: {reason}")
-    await runs.jobs.cancel(run)
-    raise CommandError(
-        f"debugpy did not listen within {ATTACH_TIMEOUT_S:.0f} s; the job was cancelled "
-        f"(its output is in {run.run_dir})"
-    )
+        return run.attach.to_json()
+    reason = run.failure.message if run.failure else f"it ended as {run.status}"
+    raise CommandError(f"the debug job ended before debugpy listened: {reason}")
 
 
 async def cancel_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    run_id = string_field(argument, "runId", required=True) or ""
-    run = runs_state(ls).jobs.runs.get(run_id)
+    run_id = parse_argument(argument, RunId).runId
+    runs = runs_of(ls)
+    run = runs.jobs.runs.get(run_id)
     if run is None:
         raise CommandError(f"no run {run_id} was started by this session; nothing to cancel")
-    return {"cancelled": await runs_state(ls).jobs.cancel(run)}
+    return {"cancelled": await runs.jobs.cancel(run)}
 
 
 async def list_runs(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    runs = runs_state(ls)
-    summaries = {run_id: run.summary() for run_id, run in runs.jobs.runs.items()}
+    runs = runs_of(ls)
+    summaries = {
+        run_id: run_summary(run.run_dir, run.result, run) for run_id, run in runs.jobs.runs.items()
+    }
     for runs_dir in runs.known_runs_dirs():
-        for summary in await asyncio.to_thread(_summaries_on_disk, runs_dir):
+        for summary in await asyncio.to_thread(summaries_on_disk, runs_dir):
             summaries.setdefault(summary["runId"], summary)
     ordered = sorted(summaries.values(), key=lambda s: s["runId"], reverse=True)
     return {"runs": ordered}
 
 
 async def get_run(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    runs = runs_state(ls)
-    run_id = string_field(argument, "runId", required=True) or ""
-    run = runs.jobs.runs.get(run_id)
-    run_dir = run.run_dir if run else runs.find_run_dir(run_id)
-    if run_dir is None:
-        raise CommandError(f"no run {run_id} in this session or the runs directories")
-    result = _result_json(run_dir)
-    if run is not None:
-        return {"run": run.summary(), "result": result}
-    parsed = _read(run_dir)
-    if parsed is None:
-        raise CommandError(f"the result of run {run_id} cannot be read; see {run_dir}")
-    return {"run": summary_from_result(parsed, run_dir), "result": result}
-
-
-def summary_from_result(result: JobResult, run_dir: Path) -> dict[str, Any]:
-    """A ``RunSummary`` for a run found on disk (started earlier or from a terminal)."""
-    profiled = result.profile is not None and bool(result.profile.trace_files)
-    status = result.status
-    if status == "running" and not _job_alive(run_dir):
-        status = "killed"  # it died without writing its end (SIGKILL, power loss)
-    summary: dict[str, Any] = {
-        "runId": result.id or run_dir.name,
-        "script": result.script,
-        "mode": "profile" if profiled else "run",
-        "status": status,
-        "started": result.started,
-        "runDir": str(run_dir),
-        "durationS": result.duration_s,
-        "batches": sum(loader.batches for loader in result.loaders),
-        "losses": list(result.losses),
-    }
-    if result.error is not None:
-        summary["error"] = {
-            "message": f"{result.error.type}: {result.error.message}",
-            "file": result.error.file,
-            "line": result.error.line,
-        }
-    return summary
-
-
-def _job_alive(run_dir: Path) -> bool:
-    """Whether the job that writes ``run_dir`` still runs; unknown counts as alive."""
-    info = _json_file(run_dir / ATTACH_FILE)
-    pid = info.get("pid") if isinstance(info, dict) else None
-    if not isinstance(pid, int) or pid <= 0:
-        return True  # not started far enough to say, or a distributed parent
-    return pid_alive(pid)
-
-
-def _summaries_on_disk(runs_dir: Path) -> list[dict[str, Any]]:
-    try:
-        run_dirs = [d for d in runs_dir.iterdir() if (d / RESULT_FILE).is_file()]
-    except OSError:
-        return []
-    found = []
-    for run_dir in run_dirs:
-        result = _read(run_dir)
-        if result is not None:
-            found.append(summary_from_result(result, run_dir))
-    return found
-
-
-def _read(run_dir: Path) -> JobResult | None:
-    try:
-        return read_result(run_dir)
-    except (OSError, ValueError, TypeError, KeyError) as exc:
-        log.info("unreadable result in %s: %s", run_dir, exc)
-        return None
-
-
-def _result_json(run_dir: Path) -> Any:
-    return _json_file(run_dir / RESULT_FILE)
+    run_id = parse_argument(argument, RunId).runId
+    found = runs_of(ls).find(run_id)
+    # The file as the job wrote it, whatever its shape: the extension shows it as is.
+    raw = _json_file(found.run_dir / RESULT_FILE)
+    if found.run is not None:
+        return {"run": run_summary(found.run_dir, found.run.result, found.run), "result": raw}
+    result = found.result()
+    if result is None:
+        raise CommandError(f"the result of run {run_id} cannot be read; see {found.run_dir}")
+    return {"run": run_summary(found.run_dir, result), "result": raw}
 
 
 def _json_file(path: Path) -> Any:

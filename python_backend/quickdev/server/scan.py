@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,11 @@ from pygls.uris import to_fs_path
 
 from quickdev.analysis import analyze_text
 from quickdev.analysis.source import decode_source
-from quickdev.server.app import EntryScript, QuickdevServer
-from quickdev.server.commands import Answer, CommandError, register
+from quickdev.server.app import QuickdevServer
+from quickdev.server.commands import Answer, parse_argument, problem, register
 from quickdev.server.lenses import client_refreshes_lenses
 from quickdev.server.log import log
+from quickdev.server.types import EntryScript
 
 SKIP_DIRS = frozenset(
     {"node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist", "out"}
@@ -72,14 +74,16 @@ def setup(server: QuickdevServer) -> None:
         ls.state.entry_scripts[folder] = sorted(scripts, key=lambda s: s.path)
 
 
+@dataclass(frozen=True)
+class ScanWorkspace:
+    folders: list[str] | None = field(
+        default=None, metadata=problem('"folders" must be a list of folder paths')
+    )
+
+
 async def scan_workspace(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    raw = argument.get("folders")
-    if raw is None:
-        folders = ls.workspace_folders()
-    elif isinstance(raw, list) and all(isinstance(f, str) for f in raw):
-        folders = [Path(f) for f in raw]
-    else:
-        raise CommandError('"folders" must be a list of folder paths')
+    raw = parse_argument(argument, ScanWorkspace).folders
+    folders = ls.workspace_folders() if raw is None else [Path(f) for f in raw]
     return {"folders": await _scan(ls, folders)}
 
 

@@ -6,28 +6,15 @@ the wrong type is reported once and replaced by its default, never fatal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
-from quickdev.options import DEFAULT_BATCHES
-from quickdev.rundir.layout import DEFAULT_RUNS_DIR
+from quickdev.server.app import QuickdevServer
 from quickdev.server.log import log
-
-if TYPE_CHECKING:
-    from quickdev.server.app import QuickdevServer
+from quickdev.server.types import LENS_KINDS, Settings
 
 SECTION = "quickdev"
-LENS_KINDS = ("run", "debug", "profile", "step")
-
-
-@dataclass(frozen=True)
-class Settings:
-    python: str | None = None  # interpreter for jobs; None: the server's own
-    batches: int = DEFAULT_BATCHES
-    runs_dir: str = str(DEFAULT_RUNS_DIR)  # relative paths are under each workspace folder
-    lenses: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(LENS_KINDS, True))
 
 
 def parse_settings(raw: object) -> tuple[Settings, list[str]]:

@@ -11,16 +11,17 @@ from __future__ import annotations
 import asyncio
 import atexit
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from quickdev.rundir.result import read_result
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, CommandError, register, string_field
+from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
 from quickdev.server.log import log
-from quickdev.server.runs import runs_state
+from quickdev.server.runs import FoundRun, runs_of
+from quickdev.server.types import Key
 
 if TYPE_CHECKING:
     from quickdev.tensorboard.manager import TensorBoardOwner
@@ -48,9 +49,17 @@ class Boards:
                 log.exception("stopping TensorBoard failed")
 
 
+BOARDS = Key("tensorboards", Boards)
+
+
+@dataclass(frozen=True)
+class OpenTensorBoard:
+    runId: str | None = field(default=None, metadata=problem('"runId" must be a run id'))
+
+
 def setup(server: QuickdevServer) -> None:
     boards = Boards()
-    server.state.tensorboards = boards
+    server.state.put(BOARDS, boards)
     atexit.register(boards.stop_all)
     register(server, "quickdev.openTensorBoard", open_tensorboard)
 
@@ -60,10 +69,10 @@ def setup(server: QuickdevServer) -> None:
 
 
 async def open_tensorboard(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    boards = ls.state.tensorboards
-    assert isinstance(boards, Boards)
-    run_id = string_field(argument, "runId")
-    logdir, run_dir = _logdir(ls, run_id)
+    boards = ls.state.get(BOARDS)
+    run_id = parse_argument(argument, OpenTensorBoard).runId
+    found = runs_of(ls).find(run_id) if run_id is not None else None
+    logdir = found.run_dir.parent if found is not None else _runs_root(ls)
     python = ls.state.settings.python or sys.executable
     from quickdev.tensorboard.manager import TensorBoardError
 
@@ -72,33 +81,26 @@ async def open_tensorboard(ls: QuickdevServer, argument: dict[str, Any]) -> Answ
     except TensorBoardError as exc:
         raise CommandError(str(exc)) from None
     answer: Answer = {"url": board.url, "pid": board.pid}
-    if run_dir is not None:
-        answer["run"] = _plugin_run_name(logdir, run_dir)
+    if found is not None:
+        answer["run"] = _plugin_run_name(logdir, found)
     return answer
 
 
-def _logdir(ls: QuickdevServer, run_id: str | None) -> tuple[Path, Path | None]:
-    """The runs root to serve (TensorBoard shows every run in it), and the run's directory."""
-    if run_id is None:
-        folders = ls.workspace_folders()
-        if not folders:
-            raise CommandError("open a folder first: TensorBoard shows its runs directory")
-        return ls.runs_dir_for(folders[0]), None
-    runs = runs_state(ls)
-    run = runs.jobs.runs.get(run_id)
-    run_dir = run.run_dir if run is not None else runs.find_run_dir(run_id)
-    if run_dir is None:
-        raise CommandError(f"no run {run_id} in this session or the runs directories")
-    return run_dir.parent, run_dir
+def _runs_root(ls: QuickdevServer) -> Path:
+    """Without a run: the first folder's runs directory (TensorBoard shows every run in it)."""
+    folders = ls.workspace_folders()
+    if not folders:
+        raise CommandError("open a folder first: TensorBoard shows its runs directory")
+    return ls.runs_dir_for(folders[0])
 
 
-def _plugin_run_name(logdir: Path, run_dir: Path) -> str:
+def _plugin_run_name(logdir: Path, found: FoundRun) -> str:
     """The profiler plugin names a run after the folder holding its traces, from the logdir."""
-    result = read_result(run_dir)
+    result = found.result()
     profile = result.profile if result is not None else None
     if profile is not None and profile.trace_files:
         trace = Path(profile.trace_files[0])
-        trace = trace if trace.is_absolute() else run_dir / trace
+        trace = trace if trace.is_absolute() else found.run_dir / trace
         if trace.parent.is_relative_to(logdir):
             return trace.parent.relative_to(logdir).as_posix()
-    return run_dir.name
+    return found.run_dir.name

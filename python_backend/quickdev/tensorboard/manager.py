@@ -44,11 +44,6 @@ class TensorBoardServer:
     logdir: Path
     reused: bool = False  # found running rather than started by this call
 
-    @property
-    def profiler_url(self) -> str:
-        """The PyTorch Profiler plugin's page."""
-        return self.url + "#pytorch_profiler"
-
 
 # Servers this process started, so it can reap them when they stop.
 _children: dict[int, subprocess.Popen[bytes]] = {}

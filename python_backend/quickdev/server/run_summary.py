@@ -1,0 +1,113 @@
+"""The ``RunSummary`` of docs/protocol.md: one builder for runs of this session and on disk.
+
+A run this server started is summarised from what it knows live (mode, stage, attach
+address) and its result once written; a run found on disk (an earlier session, a terminal)
+from its result alone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from quickdev.processes import pid_alive
+from quickdev.rundir.layout import ATTACH_FILE, RESULT_FILE
+from quickdev.rundir.result import JobResult
+from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
+from quickdev.server.jobs import FINISHED, Run
+from quickdev.server.types import Failure
+
+Summary = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _AttachInfo:
+    """``attach.json``, written by a job that accepts a debugger (its pid, the signal)."""
+
+    pid: int | None = None
+
+
+def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None) -> Summary:
+    """The summary of the run in ``run_dir``; ``run`` when this server started it."""
+    if run is None and result is None:
+        raise ValueError("a run on disk is summarised from its result")
+    batches = sum(loader.batches for loader in result.loaders) if result else 0
+    summary: Summary = {
+        "runId": run.run_id if run else (result.id if result and result.id else run_dir.name),
+        "script": str(run.script) if run else (result.script if result else ""),
+        "mode": run.request.mode if run else _mode_on_disk(result),
+        "status": run.status if run else _status_on_disk(result, run_dir),
+        "started": _started(run, result),
+        "runDir": str(run_dir),
+        "resultFile": str((run_dir / RESULT_FILE).absolute()),
+        "durationS": _duration(run, result),
+        "batches": max(batches, run.batches_done if run else 0),
+        "losses": list(result.losses) if result else [],
+    }
+    failure = run.failure if run else _failure_on_disk(result)
+    if failure is not None:
+        summary["error"] = failure.to_json()
+    if run is not None:
+        summary["stage"] = run.stage
+        summary["steps"] = max(run.steps, result.optimizer_steps if result else 0)
+        if run.attach is not None:
+            summary["attach"] = run.attach.to_json()
+    return summary
+
+
+def summaries_on_disk(runs_dir: Path) -> list[Summary]:
+    """Every readable run under ``runs_dir``; a malformed result is skipped, not fatal."""
+    try:
+        run_dirs = [d for d in runs_dir.iterdir() if (d / RESULT_FILE).is_file()]
+    except OSError:
+        return []
+    found = []
+    for run_dir in run_dirs:
+        result = read_result_checked(run_dir)
+        if result is not None:
+            found.append(run_summary(run_dir, result))
+    return found
+
+
+def _mode_on_disk(result: JobResult | None) -> str:
+    profile = result.profile if result else None
+    return "profile" if profile is not None and profile.trace_files else "run"
+
+
+def _failure_on_disk(result: JobResult | None) -> Failure | None:
+    return Failure.of_error(result.error) if result and result.error else None
+
+
+def _status_on_disk(result: JobResult | None, run_dir: Path) -> str:
+    status = result.status if result else "running"
+    if status == "running" and not _job_alive(run_dir):
+        return "killed"  # it died without writing its end (SIGKILL, power loss)
+    return status
+
+
+def _started(run: Run | None, result: JobResult | None) -> str:
+    if run is None:
+        return result.started if result else ""
+    return datetime.fromtimestamp(run.started, timezone.utc).isoformat(timespec="seconds")
+
+
+def _duration(run: Run | None, result: JobResult | None) -> float:
+    if run is None:
+        return result.duration_s if result else 0.0
+    if result is not None and result.duration_s > 0 and run.status in FINISHED:
+        return result.duration_s
+    return round((run.ended or time.time()) - run.started, 3)
+
+
+def _job_alive(run_dir: Path) -> bool:
+    """Whether the job that writes ``run_dir`` still runs; unknown counts as alive."""
+    try:
+        pid = read_json(run_dir / ATTACH_FILE, _AttachInfo).pid
+    except (OSError, InvalidData):
+        return True  # not started far enough to say
+    if pid is None or pid <= 0:
+        return True  # a distributed parent
+    return pid_alive(pid)
