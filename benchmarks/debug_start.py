@@ -25,9 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+# Run as a script, so the repository root (home of the tests package) is not on sys.path.
+sys.path.insert(0, str(REPO))
 
-from dap import DapClient, wait_for_json_file  # noqa: E402
+from tests.support.dap import DapClient, wait_for_json_file  # noqa: E402
 
 SCRIPT = REPO / "examples" / "train_loop.py"
 TRAINING_STEP = "loss = loss_fn(model(inputs), targets)"

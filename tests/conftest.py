@@ -1,47 +1,16 @@
-"""Shared test helpers: paths of the bundled examples and running ``quickdev run`` for real."""
+"""Fixtures every test package shares; the helpers behind them live in ``tests.support``."""
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "examples"
-
-
-@dataclass
-class QuickdevRun:
-    """One finished ``quickdev run --json``: the process and the result it printed."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    result: dict[str, Any] | None
-
-    @property
-    def run_dir(self) -> Path:
-        assert self.result is not None, self.stderr
-        return Path(self.result["run_dir"])
-
-
-def quickdev_run(
-    *args: str, cwd: Path, timeout: float = 120, json_output: bool = True
-) -> QuickdevRun:
-    """``python -m quickdev run [--json] ARGS`` in ``cwd``; the result from the last stdout line."""
-    command = [sys.executable, "-m", "quickdev", "run", *(["--json"] if json_output else []), *args]
-    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    result = None
-    lines = proc.stdout.strip().splitlines()
-    if json_output and lines and lines[-1].startswith("{"):
-        result = json.loads(lines[-1])
-    return QuickdevRun(proc.returncode, proc.stdout, proc.stderr, result)
+from tests.support.cli import quickdev_run
+from tests.support.paths import EXAMPLES
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dap import DapClient, wait_for_json_file
-from debug_support import REPO, line_of, quickdev_env
+from tests.support.dap import DapClient, wait_for_json_file
+from tests.support.debug import line_of, quickdev_env
+from tests.support.paths import REPO
 
 TRAIN_LOOP = REPO / "examples" / "train_loop.py"
 TRAINING_STEP = "loss = loss_fn(model(inputs), targets)"

@@ -10,8 +10,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from dap import DapClient, wait_for_json_file
-from debug_support import REPO, line_of, quickdev_env
+from tests.support.dap import DapClient, wait_for_json_file
+from tests.support.debug import line_of, quickdev_env
+from tests.support.paths import REPO
 
 DDP_TRAIN = REPO / "examples" / "ddp_train.py"
 

@@ -14,7 +14,8 @@ import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
-from server_helpers import SERVER, uri
+
+from tests.support.server import SERVER, uri
 
 SAMPLES = Path(__file__).parent.parent / "analysis" / "samples"
 

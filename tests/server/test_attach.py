@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dap import wait_for_json_file
-from debug_support import LONG_JOB, line_of, read_variable_at
 from pytest_lsp import LanguageClient
-from server_helpers import execute, server_pid, torch_loaded_in
+
+from tests.support.dap import wait_for_json_file
+from tests.support.debug import LONG_JOB, line_of, read_variable_at
+from tests.support.server import execute, server_pid, torch_loaded_in
 
 pytestmark = pytest.mark.asyncio
 

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-from server_helpers import (
+
+from tests.support.server import (
     TRAIN_SCRIPT as SCRIPT,
 )
-from server_helpers import (
+from tests.support.server import (
     collect_run_changes,
     execute,
     final,

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-from server_helpers import lenses, open_document, server_pid, torch_loaded_in, uri
+
+from tests.support.server import lenses, open_document, server_pid, torch_loaded_in, uri
 
 pytestmark = pytest.mark.asyncio
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-from server_helpers import execute, lenses, open_document, uri
+
+from tests.support.server import execute, lenses, open_document, uri
 
 pytestmark = pytest.mark.asyncio
 

@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
-from server_helpers import SERVER, TRAIN_SCRIPT, collect_run_changes, execute, final, uri, wait_for
+
+from tests.support.server import (
+    SERVER,
+    TRAIN_SCRIPT,
+    collect_run_changes,
+    execute,
+    final,
+    uri,
+    wait_for,
+)
 
 pytestmark = pytest.mark.asyncio
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from quickdev.tensorboard.manager import TensorBoardServer, ensure_tensorboard, stop_tensorboard
-from tb_helpers import profile_example
+
+from tests.support.tensorboard import profile_example
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -10,7 +10,8 @@ import shutil
 from pathlib import Path
 
 from quickdev.tensorboard.manager import TensorBoardServer, ensure_tensorboard
-from tb_helpers import PLUGIN, get_json, listed_runs, poll, profile_example
+
+from tests.support.tensorboard import PLUGIN, get_json, listed_runs, poll, profile_example
 
 
 def views(server: TensorBoardServer, run: str) -> list[str]:

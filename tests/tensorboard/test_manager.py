@@ -19,7 +19,8 @@ from quickdev.tensorboard.manager import (
     ensure_tensorboard,
     stop_tensorboard,
 )
-from tb_helpers import get_json, poll
+
+from tests.support.tensorboard import get_json, poll
 
 
 def gone(pid: int) -> bool:

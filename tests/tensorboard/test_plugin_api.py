@@ -7,7 +7,8 @@ import json
 from urllib.parse import urlencode
 
 from quickdev.tensorboard.manager import TensorBoardServer
-from tb_helpers import PLUGIN, get, get_json, listed_runs, poll
+
+from tests.support.tensorboard import PLUGIN, get, get_json, listed_runs, poll
 
 
 def query(server: TensorBoardServer, route: str, **params: str) -> str:

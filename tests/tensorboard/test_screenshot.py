@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from quickdev.tensorboard.manager import TensorBoardServer
-from tb_helpers import PLUGIN, REPO, get_json, listed_runs, poll
+
+from tests.support.paths import REPO
+from tests.support.tensorboard import PLUGIN, get_json, listed_runs, poll
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 WINDOW = (1400, 1000)

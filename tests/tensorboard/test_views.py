@@ -12,9 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from devtools import Browser
 from quickdev.tensorboard.manager import TensorBoardServer
-from tb_helpers import PLUGIN, REPO, listed_runs, poll
+
+from tests.support.devtools import Browser
+from tests.support.paths import REPO
+from tests.support.tensorboard import PLUGIN, listed_runs, poll
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 COLLECT_ERRORS = (

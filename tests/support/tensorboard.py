@@ -16,8 +16,9 @@ from typing import Any, TypeVar
 import pytest
 from quickdev.tensorboard.manager import TensorBoardServer
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "train_loop.py"
+from tests.support.paths import EXAMPLES
+
+EXAMPLE = EXAMPLES / "train_loop.py"
 PLUGIN = "data/plugin/pytorch_profiler/"
 
 T = TypeVar("T")

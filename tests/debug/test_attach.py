@@ -9,8 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from dap import wait_for_json_file
-from debug_support import LONG_JOB, line_of, quickdev_env, read_variable_at
+from tests.support.dap import wait_for_json_file
+from tests.support.debug import LONG_JOB, line_of, quickdev_env, read_variable_at
 
 LOOP = textwrap.dedent(
     """

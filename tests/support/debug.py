@@ -1,4 +1,4 @@
-"""Helpers the debugger and attach tests share (a plain module: several conftest.py files exist)."""
+"""Helpers the debugger and attach tests share."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from dap import DapClient
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.dap import DapClient
 
 
 def line_of(path: Path, marker: str) -> int:
