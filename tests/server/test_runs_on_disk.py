@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from pytest_lsp import LanguageClient
-from server_helpers import execute
+
+from tests.support.server import execute
 
 pytestmark = pytest.mark.asyncio
 
