@@ -81,8 +81,15 @@ def install_kill_handlers(patcher: Patcher) -> None:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         raise JobKilled(signum)
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        previous = signal.signal(signum, on_signal)
+    install_signal_handler(patcher, (signal.SIGTERM, signal.SIGINT), on_signal)
+
+
+def install_signal_handler(
+    patcher: Patcher, signums: tuple[int, ...], handler: Callable[[int, FrameType | None], Any]
+) -> None:
+    """``handler`` for these signals until the patcher's undo puts the previous ones back."""
+    for signum in signums:
+        previous = signal.signal(signum, handler)
         patcher.on_undo(_restore_handler(signum, previous))
 
 

@@ -30,6 +30,8 @@ from typing import Any
 
 from quickdev.job.distributed.merge import initial_result, merge_results
 from quickdev.job.distributed.rank import OPTIONS_ENV, RUN_DIR_ENV, options_to_json
+from quickdev.job.signals import install_signal_handler
+from quickdev.limits.patching import Patcher
 from quickdev.options import RunOptions
 from quickdev.processes import EXIT_USAGE
 from quickdev.rundir.ids import create_run_dir, new_run_id
@@ -81,16 +83,14 @@ def run_distributed(options: RunOptions) -> int:
     pump, stderr_tail = _tee_stderr(proc)
     # torchrun runs in its own session, so a signal to this process (a timeout, the
     # language server cancelling) must be passed on, or the ranks outlive the job.
-    previous = {
-        sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)
-    }
+    patcher = Patcher()
+    install_signal_handler(patcher, (signal.SIGTERM, signal.SIGHUP), _raise_interrupt)
     try:
         _watch(proc, run_dir, options)
     except KeyboardInterrupt:
         _stop_group(proc)
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        patcher.undo_all()
     pump.join(timeout=5)
     merged = merge_results(
         run_dir, options, started=started, launcher_code=proc.returncode, stderr=stderr_tail
