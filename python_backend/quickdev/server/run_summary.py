@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from quickdev.processes import pid_alive
+from quickdev.rundir.ids import iso_utc
 from quickdev.rundir.layout import ATTACH_FILE, RESULT_FILE
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
@@ -91,7 +91,7 @@ def _status_on_disk(result: JobResult | None, run_dir: Path) -> str:
 def _started(run: Run | None, result: JobResult | None) -> str:
     if run is None:
         return result.started if result else ""
-    return datetime.fromtimestamp(run.started, timezone.utc).isoformat(timespec="seconds")
+    return iso_utc(run.started)
 
 
 def _duration(run: Run | None, result: JobResult | None) -> float:
