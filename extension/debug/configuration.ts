@@ -12,10 +12,21 @@ export interface Address {
 
 export interface QuickdevConfiguration extends vscode.DebugConfiguration {
   script?: string;
+  /** The Python Debugger's name for `script`. */
+  program?: string;
   mode?: "debug" | "profile" | "run";
+  /** `true`: the same as `"mode": "profile"`. */
+  profile?: boolean;
   cwd?: string;
-  args?: string[];
+  args?: string[] | string;
+  env?: Record<string, string | null>;
+  envFile?: string;
+  python?: string;
   batches?: number;
+  maxSteps?: number;
+  timeout?: number;
+  device?: "auto" | "cpu";
+  nproc?: number;
   connect?: { host?: string; port?: number };
   /** Set on the attach session a launch became: the run to cancel when the user stops. */
   quickdevRunId?: string;
