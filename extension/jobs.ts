@@ -10,6 +10,7 @@ import {
   type TensorBoardAnswer,
   isError,
 } from "./protocol";
+import { folderEnvironment } from "./folderEnvironment";
 import { describeRun, endMessage } from "./runFormat";
 import type { RunStore } from "./runs";
 import type { QuickdevServer } from "./server";
@@ -42,9 +43,9 @@ export class Jobs {
       },
       async (progress, token) => {
         const answer = await this.server.command<StartJobAnswer>("quickdev.startJob", {
+          ...(await withFolderDefaults(script, options)),
           script,
           mode,
-          ...withCwd(script, options),
         });
         if (isError(answer)) {
           void vscode.window.showErrorMessage(answer.error);
@@ -95,9 +96,9 @@ export class Jobs {
         title: `Quickdev: starting ${path.basename(args.script)} under the debugger`,
         cancellable: false,
       },
-      () =>
+      async () =>
         this.server.command<StartJobAnswer>("quickdev.startJob", {
-          ...withCwd(args.script, args),
+          ...(await withFolderDefaults(args.script, args)),
           script: args.script,
           mode: "debug",
         }),
@@ -174,11 +175,15 @@ export class Jobs {
   }
 }
 
-/** Jobs run from the folder that holds the script unless told otherwise. */
-function withCwd(script: string, options: JobOptions): JobOptions {
-  if (options.cwd) {
-    return options;
-  }
+/**
+ * Jobs run from the folder that holds the script, with that folder's environment (its .env and
+ * `quickdev.env`), unless the caller (a launch configuration) says otherwise.
+ */
+async function withFolderDefaults(script: string, options: JobOptions): Promise<JobOptions> {
   const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script));
-  return { ...options, cwd: folder?.uri.fsPath ?? path.dirname(script) };
+  return {
+    ...options,
+    cwd: options.cwd || (folder?.uri.fsPath ?? path.dirname(script)),
+    env: options.env ?? (await folderEnvironment(folder)),
+  };
 }

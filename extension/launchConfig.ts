@@ -9,6 +9,9 @@ import { log } from "./logger";
 import { type ScanAnswer, isError } from "./protocol";
 import type { QuickdevServer } from "./server";
 
+/** The Python Debugger extension, which runs `debugpy` configurations. */
+const PYTHON_DEBUGGER = "ms-python.debugpy";
+
 type FileOutcome = { uri: vscode.Uri; file: string } & ({ added: number } | { problem: string });
 
 function displayName(uri: vscode.Uri): string {
@@ -88,9 +91,10 @@ export async function generateLaunchConfigurations(server: QuickdevServer): Prom
     typeof scan === "string" ? [] : (scan.get(path.resolve(folder.uri.fsPath)) ?? []);
 
   const outcomes: FileOutcome[] = [];
+  const debugpy = vscode.extensions.getExtension(PYTHON_DEBUGGER) !== undefined;
   for (const folder of folders) {
     const uri = vscode.Uri.joinPath(folder.uri, ".vscode", "launch.json");
-    outcomes.push(await editFile(uri, folderAdditions(scripts(folder)), []));
+    outcomes.push(await editFile(uri, folderAdditions(scripts(folder), { debugpy }), []));
   }
   const workspaceFile = vscode.workspace.workspaceFile;
   if (workspaceFile?.scheme === "file") {

@@ -39,9 +39,13 @@ function attachToRunningJob(): DebugConfiguration {
   };
 }
 
-/** For one folder's .vscode/launch.json; `entryScripts` are relative, with forward slashes. */
-export function folderAdditions(entryScripts: readonly string[]): LaunchAdditions {
-  const configurations = [currentFile(), attachToRunningJob()];
+/**
+ * For one folder's .vscode/launch.json; `entryScripts` are relative, with forward slashes. The
+ * `debugpy` configuration only where the Python Debugger is installed to run it: elsewhere VS
+ * Code answers "Configured debug type 'debugpy' is not supported" (and F5 might pick it).
+ */
+export function folderAdditions(entryScripts: readonly string[], { debugpy }: { debugpy: boolean }): LaunchAdditions {
+  const configurations = [...(debugpy ? [currentFile()] : []), attachToRunningJob()];
   for (const script of entryScripts) {
     const path = `\${workspaceFolder}/${script}`;
     configurations.push(quickdev(`Quickdev: debug ${script}`, "debug", path, "${workspaceFolder}"));

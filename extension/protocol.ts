@@ -54,6 +54,15 @@ export interface StartJobArgs {
   cwd?: string;
   args?: string[];
   batches?: number;
+  /** Variables for the job process, over the server's own environment. */
+  env?: Record<string, string>;
+  /** The job's interpreter, instead of the `python` setting. */
+  python?: string;
+  maxSteps?: number;
+  /** Seconds. */
+  timeout?: number;
+  device?: "auto" | "cpu";
+  nproc?: number;
 }
 
 export interface StartJobAnswer {
@@ -92,6 +101,12 @@ export const PROTOCOL_FIELDS = {
     cwd: "optional",
     args: "optional",
     batches: "optional",
+    env: "optional",
+    python: "optional",
+    maxSteps: "optional",
+    timeout: "optional",
+    device: "optional",
+    nproc: "optional",
   } satisfies Fields<StartJobArgs>,
   StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" } satisfies Fields<StartJobAnswer>,
   RunSummary: {

@@ -4,7 +4,8 @@ import type { RunSummary } from "./protocol";
 
 export function describeRun(run: RunSummary): string {
   const parts: string[] = [run.status];
-  if (run.status === "running" && run.stage) {
+  // The job reports "running" as its stage too: say it once.
+  if (run.status === "running" && run.stage && run.stage !== run.status) {
     parts.push(run.stage);
   }
   if (typeof run.durationS === "number") {
@@ -30,8 +31,11 @@ export function formatLoss(value: number): string {
     : value.toFixed(4);
 }
 
+/** "train.py (debug) 14:03:27": runs of one script told apart by when they started. */
 export function runLabel(run: RunSummary): string {
-  return `${path.basename(run.script)} (${run.mode})`;
+  const started = new Date(run.started);
+  const time = Number.isNaN(started.getTime()) ? "" : ` ${started.toLocaleTimeString([], { hour12: false })}`;
+  return `${path.basename(run.script)} (${run.mode})${time}`;
 }
 
 /** The one-line message shown when a run ends. */

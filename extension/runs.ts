@@ -30,9 +30,9 @@ export class RunStore implements vscode.Disposable {
     return this.runs.get(runId);
   }
 
-  /** Newest first. */
+  /** Newest first by start time, whatever order the server or the notifications came in. */
   all(): RunSummary[] {
-    return [...this.runs.values()].reverse();
+    return [...this.runs.values()].sort((a, b) => b.started.localeCompare(a.started) || b.runId.localeCompare(a.runId));
   }
 
   /** Resolves with the run's final summary; undefined if `token` is cancelled first. */

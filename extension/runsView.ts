@@ -31,7 +31,10 @@ export class RunsView implements vscode.TreeDataProvider<RunSummary>, vscode.Dis
   getTreeItem(run: RunSummary): vscode.TreeItem {
     const item = new vscode.TreeItem(runLabel(run), vscode.TreeItemCollapsibleState.None);
     item.id = run.runId;
-    item.description = describeRun(run);
+    // In a multi-root workspace the folder tells runs of same-named scripts apart.
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    const folder = folders.length > 1 ? vscode.workspace.getWorkspaceFolder(vscode.Uri.file(run.script))?.name : undefined;
+    item.description = folder ? `${folder} · ${describeRun(run)}` : describeRun(run);
     const [icon, color] = ICONS[run.status] ?? ["question"];
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const context = [`run`, run.mode];

@@ -3,7 +3,7 @@
 import type * as vscode from "vscode";
 import { pickAttachTarget } from "../attachPicker";
 import type { QuickdevServer } from "../server";
-import { type QuickdevConfiguration, attachToPicked } from "./configuration";
+import { type QuickdevConfiguration, SESSION_OPTIONS, attachToPicked } from "./configuration";
 
 export async function resolveAttach(
   server: QuickdevServer,
@@ -11,7 +11,7 @@ export async function resolveAttach(
   token?: vscode.CancellationToken,
 ): Promise<QuickdevConfiguration | undefined> {
   if (config.connect?.port) {
-    return { ...config, justMyCode: false };
+    return { ...config, ...SESSION_OPTIONS };
   }
   const target = await pickAttachTarget(server);
   if (!target || token?.isCancellationRequested) {

@@ -12,16 +12,43 @@ export interface Address {
 
 export interface QuickdevConfiguration extends vscode.DebugConfiguration {
   script?: string;
+  /** The Python Debugger's name for `script`. */
+  program?: string;
   mode?: "debug" | "profile" | "run";
+  /** `true`: the same as `"mode": "profile"`. */
+  profile?: boolean;
   cwd?: string;
-  args?: string[];
+  args?: string[] | string;
+  env?: Record<string, string | null>;
+  envFile?: string;
+  python?: string;
   batches?: number;
+  maxSteps?: number;
+  timeout?: number;
+  device?: "auto" | "cpu";
+  nproc?: number;
   connect?: { host?: string; port?: number };
   /** Set on the attach session a launch became: the run to cancel when the user stops. */
   quickdevRunId?: string;
   /** Set by "Debug this step": the breakpoint to remove once hit or when the session ends. */
   quickdevTemporaryBreakpoint?: string;
 }
+
+/**
+ * What every quickdev session asks of the process's debugpy: the script's output in the Debug
+ * Console (the in-process adapter sends it as DAP output events), and Quickdev's own frames (the
+ * job's runner, the limits wrapped around the user's loaders and steps) left out of call stacks
+ * and stepping, as the Python Debugger's `rules` do. `python -m quickdev` runs its __main__ as
+ * `__main__`, so that file needs a path rule of its own.
+ */
+export const SESSION_OPTIONS = {
+  justMyCode: false,
+  redirectOutput: true,
+  rules: [
+    { module: "quickdev", include: false },
+    { path: "**/quickdev/__main__.py", include: false },
+  ],
+} as const;
 
 /** F5 with no launch.json hands over an empty configuration. */
 export function isEmpty(config: vscode.DebugConfiguration): boolean {
@@ -42,7 +69,7 @@ export function attachToStartedJob(config: QuickdevConfiguration, runId: string,
     name: config.name,
     request: "attach",
     connect: address,
-    justMyCode: false,
+    ...SESSION_OPTIONS,
     quickdevRunId: runId,
     quickdevTemporaryBreakpoint: config.quickdevTemporaryBreakpoint,
   };
@@ -55,7 +82,7 @@ export function attachToPicked(config: QuickdevConfiguration, target: Address & 
     ...config,
     name: `${config.name}: ${target.label}`,
     connect: { host: target.host, port: target.port },
-    justMyCode: false,
+    ...SESSION_OPTIONS,
   };
 }
 

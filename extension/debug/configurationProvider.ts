@@ -30,13 +30,13 @@ export class ConfigurationProvider implements vscode.DebugConfigurationProvider 
   }
 
   async resolveDebugConfigurationWithSubstitutedVariables(
-    _folder: vscode.WorkspaceFolder | undefined,
+    folder: vscode.WorkspaceFolder | undefined,
     config: QuickdevConfiguration,
     token?: vscode.CancellationToken,
   ): Promise<vscode.DebugConfiguration | undefined> {
     if (!ensureTrusted()) {
       return undefined;
     }
-    return config.request === "attach" ? resolveAttach(this.server, config, token) : resolveLaunch(this.jobs, config, token);
+    return config.request === "attach" ? resolveAttach(this.server, config, token) : resolveLaunch(this.jobs, folder, config, token);
   }
 }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   CURRENT_FILE_DEFAULT,
+  SESSION_OPTIONS,
   type QuickdevConfiguration,
   adapterAddress,
   attachToPicked,
@@ -36,7 +37,7 @@ test("a debug launch becomes an attach to its job that stops it and keeps the st
     name: "Quickdev: debug train.py",
     request: "attach",
     connect: { host: "127.0.0.1", port: 50123 },
-    justMyCode: false,
+    ...SESSION_OPTIONS,
     quickdevRunId: "run-7",
     quickdevTemporaryBreakpoint: "bp-1",
   });
@@ -52,6 +53,9 @@ test("an attach to a picked process detaches on stop, never cancels", () => {
   assert.equal(picked.name, "Quickdev: Attach to Running Job: train.py (run-3)");
   assert.deepEqual(picked.connect, { host: "127.0.0.1", port: 6001 });
   assert.equal(picked.justMyCode, false);
+  // The script's output in the Debug Console, Quickdev's frames out of the call stack.
+  assert.equal(picked.redirectOutput, true);
+  assert.deepEqual(picked.rules, SESSION_OPTIONS.rules);
   assert.equal(picked.quickdevRunId, undefined);
 });
 

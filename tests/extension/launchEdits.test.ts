@@ -53,7 +53,13 @@ function assertOnlyInserted(original: string, edited: string): void {
   );
 }
 
-const ADDITIONS = folderAdditions(["train.py", "tools/finetune.py"]);
+const ADDITIONS = folderAdditions(["train.py", "tools/finetune.py"], { debugpy: true });
+test("without the Python Debugger no debugpy configuration is generated", () => {
+  const names = folderAdditions(["train.py"], { debugpy: false }).configurations.map((c) => c.type);
+  assert.deepEqual([...new Set(names)], ["quickdev"]);
+  assert.ok(folderAdditions(["train.py"], { debugpy: true }).configurations.some((c) => c.type === "debugpy"));
+});
+
 const NEW_NAMES = [
   CURRENT_FILE,
   ATTACH_TO_RUNNING_JOB,
@@ -104,8 +110,8 @@ test("new lines follow the file's own indentation and line ends", () => {
 
 test("an existing configuration with the same name is left alone, not duplicated", () => {
   const original = sample("generated-by-vscode.jsonc");
-  const first = changed(addToLaunch(original, folderAdditions(["train.py"]))).text;
-  const second = changed(addToLaunch(first, folderAdditions(["train.py", "eval.py"])));
+  const first = changed(addToLaunch(original, folderAdditions(["train.py"], { debugpy: true }))).text;
+  const second = changed(addToLaunch(first, folderAdditions(["train.py", "eval.py"], { debugpy: true })));
   assert.deepEqual(second.added, ["Quickdev: debug eval.py", "Quickdev: profile eval.py"]);
   assertOnlyInserted(first, second.text);
 });

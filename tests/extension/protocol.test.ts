@@ -37,6 +37,8 @@ test("a run reads as the user would say it", () => {
   assert.equal(describeRun(run), "passed · 3.2 s · 6 batches · loss 1.9876");
   // A running job's progress says what it is doing; a finished one's stage is history.
   assert.equal(describeRun({ ...run, status: "running", stage: "validate" }), "running · validate · 3.2 s · 6 batches · loss 1.9876");
+  // The job's stage "running" is no news next to the status.
+  assert.equal(describeRun({ ...run, status: "running", stage: "running" }), "running · 3.2 s · 6 batches · loss 1.9876");
   assert.equal(describeRun({ ...run, stage: "validate" }), "passed · 3.2 s · 6 batches · loss 1.9876");
   assert.equal(
     endMessage({ ...run, status: "failed", error: { message: "RuntimeError: shape mismatch", file: "/w/model.py", line: 12 } }),

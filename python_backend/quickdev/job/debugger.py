@@ -53,6 +53,12 @@ def start_debugger(
             # Subprocesses of a quick-dev job are not the user's training code (a data
             # prep tool, git); debugging them would only slow them down.
             debugpy.configure(subProcess=False)
+            # pydevd's modules are importable once debugpy is: tensors read by shape.
+            import debugpy._vendored.force_pydevd
+
+            from quickdev.job import tensor_view
+
+            tensor_view.register()
             # The in-process adapter (pydevd speaking DAP itself) saves starting a second
             # Python process: about 0.4 s to the first breakpoint. Clients attach, detach
             # and attach again to it just the same.

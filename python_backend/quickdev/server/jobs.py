@@ -56,6 +56,12 @@ class JobRequest:
     interpreter: str
     args: list[str] = field(default_factory=list)
     batches: int = 2
+    # Variables the user gave (launch configuration env/envFile): over the server's own.
+    env: dict[str, str] = field(default_factory=dict)
+    max_steps: int | None = None
+    timeout_s: float | None = None
+    device: Literal["auto", "cpu"] | None = None
+    nproc: int | None = None
 
 
 @dataclass(frozen=True)
@@ -108,13 +114,23 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
     command += ["--runs-dir", str(request.runs_dir), "--batches", str(request.batches)]
     if request.mode == "profile":
         command.append("--profile")
+    if request.max_steps is not None:
+        command += ["--max-steps", str(request.max_steps)]
+    if request.timeout_s is not None:
+        command += ["--timeout", str(request.timeout_s)]
+    if request.device is not None:
+        command += ["--device", request.device]
+    if request.nproc is not None and request.nproc > 1:
+        command += ["--nproc", str(request.nproc)]
     if request.mode == "debug":
         command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
     return [*command, str(request.script), "--", *request.args]
 
 
-def job_environment() -> dict[str, str]:
-    env = dict(os.environ)
+def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The server's environment with the user's variables over it; quickdev stays importable
+    whatever PYTHONPATH the user sets (theirs follows ours)."""
+    env = {**os.environ, **(extra or {})}
     paths = [str(PACKAGE_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["PYTHONUNBUFFERED"] = "1"
@@ -145,7 +161,7 @@ class JobManager:
                 run.process = subprocess.Popen(
                     job_command(request, run_id),
                     cwd=request.cwd,
-                    env=job_environment(),
+                    env=job_environment(request.env),
                     stdin=subprocess.DEVNULL,
                     stdout=launch_log,
                     stderr=subprocess.STDOUT,

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lsprotocol import types
 
@@ -167,6 +167,24 @@ class StartJob:
     batches: int | None = field(
         default=None, metadata=problem('"batches" must be a whole number ≥ 1, got {value!r}')
     )
+    env: dict[str, str] | None = field(
+        default=None, metadata=problem('"env" must be an object of strings, got {value!r}')
+    )
+    python: str | None = field(
+        default=None, metadata=problem('"python" must be an interpreter path, got {value!r}')
+    )
+    maxSteps: int | None = field(
+        default=None, metadata=problem('"maxSteps" must be a whole number ≥ 1, got {value!r}')
+    )
+    timeout: float | None = field(
+        default=None, metadata=problem('"timeout" must be seconds > 0, got {value!r}')
+    )
+    device: Literal["auto", "cpu"] | None = field(
+        default=None, metadata=problem('"device" must be "auto" or "cpu", got {value!r}')
+    )
+    nproc: int | None = field(
+        default=None, metadata=problem('"nproc" must be a whole number ≥ 1, got {value!r}')
+    )
 
 
 @dataclass(frozen=True)
@@ -204,6 +222,11 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
     batches = settings.batches if start.batches is None else start.batches
     if batches < 1:
         raise CommandError(f'"batches" must be a whole number ≥ 1, got {batches!r}')
+    for name, value in (("maxSteps", start.maxSteps), ("nproc", start.nproc)):
+        if value is not None and value < 1:
+            raise CommandError(f'"{name}" must be a whole number ≥ 1, got {value!r}')
+    if start.timeout is not None and start.timeout <= 0:
+        raise CommandError(f'"timeout" must be seconds > 0, got {start.timeout!r}')
     args = start.args
     if args is None:
         analysis = await asyncio.to_thread(analyze_file, script)
@@ -213,9 +236,14 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         mode=mode,
         cwd=cwd,
         runs_dir=ls.runs_dir_for(folder),
-        interpreter=settings.python or sys.executable,
+        interpreter=start.python or settings.python or sys.executable,
         args=list(args),
         batches=batches,
+        env=dict(start.env or {}),
+        max_steps=start.maxSteps,
+        timeout_s=start.timeout,
+        device=start.device,
+        nproc=start.nproc,
     )
 
 

@@ -1,0 +1,52 @@
+// A launch configuration, as Python users write it, turned into the server's startJob argument.
+// No vscode import: unit tests load this module under plain node.
+import { type Environment, mergeEnvironment } from "../environment";
+import type { JobMode, StartJobArgs } from "../protocol";
+import type { QuickdevConfiguration } from "./configuration";
+
+/** `mode` wins; `"profile": true` stands for `"mode": "profile"`; a launch debugs by default. */
+export function launchMode(config: QuickdevConfiguration): JobMode {
+  return config.mode ?? (config.profile ? "profile" : "debug");
+}
+
+/**
+ * The startJob argument for `config` (variables already substituted), with `fileEnv` (the
+ * envFile or the folder's .env) under the configuration's own `env`; a one-line error for a
+ * value the job could not use.
+ */
+export function startJobArgs(config: QuickdevConfiguration, fileEnv: Environment): StartJobArgs | { error: string } {
+  if (config.module) {
+    return {
+      error: `the launch configuration "${config.name}" names a "module"; quick-dev jobs run a script: use "program"`,
+    };
+  }
+  const script = config.script ?? config.program;
+  if (!script) {
+    return {
+      error: `the launch configuration "${config.name}" has no "program" (or "script"); add the training script's path`,
+    };
+  }
+  const merged = mergeEnvironment(fileEnv, config.env);
+  if ("error" in merged) {
+    return merged;
+  }
+  // A string of arguments, as the Python Debugger allows, splits at whitespace.
+  const args = typeof config.args === "string" ? config.args.split(/\s+/).filter(Boolean) : config.args;
+  const start: StartJobArgs = { script, mode: launchMode(config), env: merged.env };
+  const optional = {
+    cwd: config.cwd,
+    args,
+    python: config.python,
+    batches: config.batches,
+    maxSteps: config.maxSteps,
+    timeout: config.timeout,
+    device: config.device,
+    nproc: config.nproc,
+  };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined && value !== "") {
+      (start as unknown as Record<string, unknown>)[key] = value;
+    }
+  }
+  return start;
+}
