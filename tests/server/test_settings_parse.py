@@ -1,12 +1,13 @@
 """Settings as the extension sends them: flat or under "quickdev", with its defaults."""
 
 import json
-from pathlib import Path
 
 from quickdev.server.settings import parse_settings
 from quickdev.server.types import Settings
 
-PACKAGE_JSON = Path(__file__).resolve().parents[2] / "package.json"
+from tests.support.paths import REPO
+
+PACKAGE_JSON = REPO / "package.json"
 
 
 def package_defaults() -> dict[str, object]:
