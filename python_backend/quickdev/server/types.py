@@ -75,8 +75,8 @@ class Failure:
 
     @classmethod
     def of_error(cls, error: ErrorInfo) -> Failure:
-        # The one way the server words a failed run (summary, diagnostic, Runs view).
-        return cls(f"{error.type}: {error.message}", error.file, error.line)
+        # Worded as the terminal words it; the location stays apart for the diagnostic's range.
+        return cls(error.headline(), error.file, error.line)
 
     def to_json(self) -> dict[str, Any]:
         return {"message": self.message, "file": self.file, "line": self.line}
