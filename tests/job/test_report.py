@@ -29,4 +29,3 @@ def test_the_editor_shows_the_whole_message_at_its_line() -> None:
         "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 5x2)\n  in layer fc"
     )
     assert (failure.file, failure.line) == ("/project/train.py", 17)
-

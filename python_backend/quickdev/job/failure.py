@@ -33,4 +33,3 @@ def describe(exc: BaseException) -> ErrorInfo:
     return ErrorInfo(
         type=type(exc).__qualname__, message=message, file=file, line=line, traceback=frames
     )
-
