@@ -17,6 +17,7 @@ from quickdev.server.log import log
 from quickdev.server.types import Settings
 
 SECTION = "quickdev"
+_INVALID = object()
 
 
 def parse_settings(raw: object) -> tuple[Settings, list[str]]:
@@ -59,8 +60,6 @@ def parse_settings(raw: object) -> tuple[Settings, list[str]]:
         settings = dataclasses.replace(settings, python=settings.python.strip() or None)
     return settings, problems
 
-
-_INVALID = object()
 
 
 def _merged(
