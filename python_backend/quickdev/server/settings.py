@@ -61,7 +61,6 @@ def parse_settings(raw: object) -> tuple[Settings, list[str]]:
     return settings, problems
 
 
-
 def _merged(
     setting: dataclasses.Field[Any],
     name: str,
