@@ -1,4 +1,5 @@
 // The configurations "Generate Launch Configurations" adds. No vscode import.
+import { DEBUG_TYPE } from "./debug/configuration";
 import type { Compound, DebugConfiguration, LaunchAdditions } from "./launchEdits";
 
 export const CURRENT_FILE = "Python: Current File (all code)";
@@ -20,7 +21,7 @@ function currentFile(): DebugConfiguration {
 function quickdev(name: string, mode: "debug" | "profile", script: string, cwd: string): DebugConfiguration {
   return {
     name,
-    type: "quickdev",
+    type: DEBUG_TYPE,
     request: "launch",
     mode,
     script,
@@ -33,7 +34,7 @@ function quickdev(name: string, mode: "debug" | "profile", script: string, cwd: 
 function attachToRunningJob(): DebugConfiguration {
   return {
     name: ATTACH_TO_RUNNING_JOB,
-    type: "quickdev",
+    type: DEBUG_TYPE,
     request: "attach",
     justMyCode: false,
   };

@@ -14,7 +14,7 @@ import torch
 from torch.optim.optimizer import _global_optimizer_post_hooks
 from torch.utils.data import DataLoader
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from tests.support.paths import EXAMPLES
 
 
 def test_callable_gets_limits_and_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

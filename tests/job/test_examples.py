@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import torch
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from tests.support.paths import EXAMPLES
 
 
 def _origin_line(loader: dict[str, Any]) -> int:

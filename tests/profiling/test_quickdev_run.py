@@ -13,7 +13,8 @@ from typing import Any
 
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from tests.support.paths import EXAMPLES
+
 FRAME = re.compile(r"^(.+)\((\d+)\): ")  # "file(line): function", as torch names them
 
 

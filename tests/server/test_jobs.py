@@ -17,6 +17,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from tests.support.paths import EXAMPLES
 from tests.support.server import (
     TRAIN_SCRIPT as SCRIPT,
 )
@@ -223,9 +224,8 @@ async def test_unwritable_runs_directory(client: LanguageClient, script: Path) -
 async def test_failure_deep_in_a_helper_module_points_at_the_helper(
     client: LanguageClient, workspace: Path
 ) -> None:
-    examples = Path(__file__).resolve().parents[2] / "examples"
     for name in ("crash_deep.py", "crash_helpers.py"):
-        shutil.copy(examples / name, workspace / name)
+        shutil.copy(EXAMPLES / name, workspace / name)
     changes = collect_run_changes(client)
     answer = await execute(
         client, "quickdev.startJob", {"script": str(workspace / "crash_deep.py")}

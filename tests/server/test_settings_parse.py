@@ -1,12 +1,13 @@
 """Settings as the extension sends them: flat or under "quickdev", with its defaults."""
 
 import json
-from pathlib import Path
 
 from quickdev.server.settings import parse_settings
 from quickdev.server.types import Settings
 
-PACKAGE_JSON = Path(__file__).resolve().parents[2] / "package.json"
+from tests.support.paths import REPO
+
+PACKAGE_JSON = REPO / "package.json"
 
 
 def package_defaults() -> dict[str, object]:
@@ -49,6 +50,23 @@ def test_bad_values_fall_back_with_one_line_each() -> None:
     )
     assert settings == Settings()
     assert len(problems) == 5
-    assert all("\n" not in p and p.startswith("quickdev.") for p in problems)
+    assert all("\n" not in p for p in problems)
+    named = [p.split()[0].rstrip(":") for p in problems]
+    assert named == [
+        "quickdev.python",
+        "quickdev.batches",
+        "quickdev.runsDir",
+        "quickdev.lenses.run",
+        "quickdev.lenses.bogus",
+    ]
+    settings, problems = parse_settings(
+        {"batches": 0, "runsDir": None, "lenses": [], "python": " "}
+    )
+    assert settings == Settings()
+    assert [p.split()[0] for p in problems] == [
+        "quickdev.batches",
+        "quickdev.runsDir",
+        "quickdev.lenses",
+    ]
     assert parse_settings("nonsense")[1] == ["quickdev settings must be an object, got str"]
     assert parse_settings(None) == (Settings(), [])

@@ -33,9 +33,3 @@ def describe(exc: BaseException) -> ErrorInfo:
     return ErrorInfo(
         type=type(exc).__qualname__, message=message, file=file, line=line, traceback=frames
     )
-
-
-def one_line(error: ErrorInfo) -> str:
-    where = f" at {error.file}:{error.line}" if error.file else ""
-    first = error.message.strip().splitlines()[0] if error.message.strip() else ""
-    return f"{error.type}: {first}{where}"

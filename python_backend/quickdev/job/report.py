@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-from quickdev.job.failure import one_line
 from quickdev.rundir.result import JobResult
 
 
@@ -40,7 +39,7 @@ def summarize(result: JobResult) -> str:
     if result.stop_reason and result.status == "stopped":
         lines.append(f"  stopped: {result.stop_reason}")
     if result.error is not None:
-        lines.append(f"  error: {one_line(result.error)}")
+        lines.append(f"  error: {result.error.headline(one_line=True)}")
     if result.exit_code not in (None, 0):
         lines.append(f"  the script called sys.exit({result.exit_code})")
     lines.append(f"  run dir: {_short(result.run_dir)}")

@@ -53,6 +53,19 @@ class ErrorInfo:
     line: int | None = None
     traceback: list[Frame] = field(default_factory=list)
 
+    def headline(self, *, one_line: bool = False) -> str:
+        """``Type: message``: the one wording of an error, in the terminal and the editor.
+
+        ``one_line``: the message's first line and where it happened, for the terminal's
+        summary; the editor shows the whole message at its line.
+        """
+        message = self.message.strip()
+        if not one_line:
+            return f"{self.type}: {message}"
+        first = message.splitlines()[0] if message else ""
+        where = f" at {self.file}:{self.line}" if self.file else ""
+        return f"{self.type}: {first}{where}"
+
 
 @dataclass
 class ProfileSummary:

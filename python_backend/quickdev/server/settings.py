@@ -6,19 +6,26 @@ the wrong type is reported once and replaced by its default, never fatal.
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, get_args, get_type_hints
 
 from lsprotocol import types
 
+from quickdev.rundir.validate import converter
 from quickdev.server.app import QuickdevServer
 from quickdev.server.log import log
-from quickdev.server.types import LENS_KINDS, Settings
+from quickdev.server.types import Settings
 
 SECTION = "quickdev"
+_INVALID = object()
 
 
 def parse_settings(raw: object) -> tuple[Settings, list[str]]:
-    """Settings from the client's JSON, and one line per value that was ignored."""
+    """Settings from the client's JSON, and one line per value that was ignored.
+
+    Each setting is checked by the shared converter on its own, so one wrong value falls
+    back to its default (the field's metadata words the problem) and the others are kept.
+    """
     problems: list[str] = []
     if isinstance(raw, dict) and isinstance(raw.get(SECTION), dict):
         raw = raw[SECTION]
@@ -27,40 +34,57 @@ def parse_settings(raw: object) -> tuple[Settings, list[str]]:
     if not isinstance(raw, dict):
         problems.append(f"quickdev settings must be an object, got {type(raw).__name__}")
         return Settings(), problems
-    default = Settings()
+    hints = get_type_hints(Settings)
+    defaults = Settings()
+    values: dict[str, Any] = {}
+    for setting in dataclasses.fields(Settings):
+        key = setting.metadata["key"] or setting.name
+        if key not in raw:
+            continue
+        name = f"{SECTION}.{key}"
+        default = getattr(defaults, setting.name)
+        if isinstance(default, dict):
+            values[setting.name] = _merged(setting, name, raw[key], default, hints, problems)
+            continue
+        try:
+            value = converter.structure(raw[key], hints[setting.name])
+        except Exception:
+            value = _INVALID
+        valid = setting.metadata["valid"]
+        if value is _INVALID or (valid is not None and not valid(value)):
+            problems.append(f"{name} {setting.metadata['problem'].format(value=raw[key])}")
+        else:
+            values[setting.name] = value
+    settings = Settings(**values)
+    if settings.python is not None:  # "" (the default) means the server's own
+        settings = dataclasses.replace(settings, python=settings.python.strip() or None)
+    return settings, problems
 
-    python = raw.get("python")
-    if python is not None and not isinstance(python, str):
-        problems.append("quickdev.python must be a path to a Python interpreter; using default")
-        python = None
-    python = python.strip() if python else None  # "" (the default) means the server's own
 
-    batches: Any = raw.get("batches", default.batches)
-    if isinstance(batches, bool) or not isinstance(batches, int) or batches < 1:
-        problems.append(f"quickdev.batches must be a whole number ≥ 1, got {batches!r}; using 2")
-        batches = default.batches
-
-    runs_dir: Any = raw.get("runsDir", default.runs_dir)
-    if not isinstance(runs_dir, str) or not runs_dir.strip():
-        problems.append("quickdev.runsDir must be a folder path; using .quickdev/runs")
-        runs_dir = default.runs_dir
-
-    lenses = dict(default.lenses)
-    raw_lenses = raw.get("lenses", {})
-    if isinstance(raw_lenses, dict):
-        for kind, on in raw_lenses.items():
-            if kind not in lenses:
-                problems.append(f"quickdev.lenses.{kind} is not one of {', '.join(LENS_KINDS)}")
-            elif not isinstance(on, bool):
-                problems.append(f"quickdev.lenses.{kind} must be true or false; ignored")
-            else:
-                lenses[kind] = on
-    else:
-        problems.append("quickdev.lenses must be an object of booleans; ignored")
-
-    return Settings(python=python or None, batches=batches, runs_dir=runs_dir, lenses=lenses), (
-        problems
-    )
+def _merged(
+    setting: dataclasses.Field[Any],
+    name: str,
+    raw: object,
+    default: dict[str, Any],
+    hints: dict[str, Any],
+    problems: list[str],
+) -> dict[str, Any]:
+    """A dict setting taken key by key over its default: an unknown or wrong entry is
+    reported and ignored, the others kept."""
+    if not isinstance(raw, dict):
+        problems.append(f"{name} {setting.metadata['problem'].format(value=raw)}")
+        return default
+    value_kind = get_args(hints[setting.name])[1]
+    merged = dict(default)
+    for entry, value in raw.items():
+        if entry not in merged:
+            problems.append(f"{name}.{entry} is not one of {', '.join(default)}")
+            continue
+        try:
+            merged[entry] = converter.structure(value, value_kind)
+        except Exception as exc:
+            problems.append(f"{name}.{entry}: {exc}; ignored")
+    return merged
 
 
 def setup(server: QuickdevServer) -> None:

@@ -6,6 +6,7 @@ feature, so the features never import each other to reach shared state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -20,12 +21,42 @@ LENS_KINDS = ("run", "debug", "profile", "step")
 T = TypeVar("T")
 
 
+def _setting(
+    problem: str, key: str | None = None, valid: Callable[[Any], bool] | None = None
+) -> dict[str, Any]:
+    """Field metadata for ``settings.parse_settings``: the client's name for the setting when
+    it differs, the line a wrong value answers (``{value!r}``), a check beyond its type."""
+    return {"key": key, "problem": problem, "valid": valid}
+
+
 @dataclass(frozen=True)
 class Settings:
-    python: str | None = None  # interpreter for jobs; None: the server's own
-    batches: int = DEFAULT_BATCHES
-    runs_dir: str = str(DEFAULT_RUNS_DIR)  # relative paths are under each workspace folder
-    lenses: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(LENS_KINDS, True))
+    # Interpreter for jobs; None: the server's own.
+    python: str | None = field(
+        default=None,
+        metadata=_setting("must be a path to a Python interpreter; using the server's own"),
+    )
+    batches: int = field(
+        default=DEFAULT_BATCHES,
+        metadata=_setting(
+            f"must be a whole number ≥ 1, got {{value!r}}; using {DEFAULT_BATCHES}",
+            valid=lambda n: n >= 1,
+        ),
+    )
+    # Relative paths are under each workspace folder.
+    runs_dir: str = field(
+        default=str(DEFAULT_RUNS_DIR),
+        metadata=_setting(
+            f"must be a folder path; using {DEFAULT_RUNS_DIR}",
+            key="runsDir",
+            valid=lambda path: bool(path.strip()),
+        ),
+    )
+    # Each kind apart: a wrong one is ignored, the others kept.
+    lenses: dict[str, bool] = field(
+        default_factory=lambda: dict.fromkeys(LENS_KINDS, True),
+        metadata=_setting(f"must be an object of {', '.join(LENS_KINDS)}: true or false; ignored"),
+    )
 
 
 @dataclass(frozen=True)
@@ -75,8 +106,8 @@ class Failure:
 
     @classmethod
     def of_error(cls, error: ErrorInfo) -> Failure:
-        # The one way the server words a failed run (summary, diagnostic, Runs view).
-        return cls(f"{error.type}: {error.message}", error.file, error.line)
+        # Worded as the terminal words it; the location stays apart for the diagnostic's range.
+        return cls(error.headline(), error.file, error.line)
 
     def to_json(self) -> dict[str, Any]:
         return {"message": self.message, "file": self.file, "line": self.line}

@@ -1,0 +1,80 @@
+"""The Recorder keeps what result.json reports and tells the observers the same events."""
+
+from __future__ import annotations
+
+import pytest
+from quickdev.events import BaseObserver, EventHub
+from quickdev.limits.budget import Budget, StopJob
+from quickdev.limits.recorder import MAX_RECORDED_LOSSES, Recorder
+
+
+class Seen(BaseObserver):
+    def __init__(self) -> None:
+        self.batches: list[tuple[str, float]] = []
+        self.steps: list[int] = []
+        self.losses: list[tuple[int, float]] = []
+
+    def on_batch(self, origin: str, wait_s: float) -> None:
+        self.batches.append((origin, wait_s))
+
+    def on_train_step(self, step: int, step_time_s: float) -> None:
+        assert step_time_s >= 0
+        self.steps.append(step)
+
+    def on_loss(self, step: int, value: float) -> None:
+        self.losses.append((step, value))
+
+
+def recorder(budget: Budget | None = None) -> tuple[Recorder, Seen]:
+    hub = EventHub()
+    seen = Seen()
+    hub.add(seen)
+    return Recorder(hub, budget or Budget(None, None)), seen
+
+
+def test_batches_are_counted_per_loader_and_observed() -> None:
+    rec, seen = recorder()
+    train, val = rec.new_loader("train.py:10"), rec.new_loader("train.py:11")
+    rec.batch(train, 0.25)
+    rec.batch(train, 0.5)
+    rec.batch(val, 0.125)
+    assert (train.batches, train.data_wait_s) == (2, 0.75)
+    assert (val.batches, val.data_wait_s) == (1, 0.125)
+    assert rec.loaders == [train, val]
+    assert seen.batches == [("train.py:10", 0.25), ("train.py:10", 0.5), ("train.py:11", 0.125)]
+
+
+def test_steps_are_numbered_from_one() -> None:
+    rec, seen = recorder()
+    rec.train_step()
+    rec.train_step()
+    assert rec.steps == 2
+    assert seen.steps == [1, 2]
+
+
+def test_losses_kept_up_to_the_cap_but_all_observed() -> None:
+    rec, seen = recorder()
+    for step in range(MAX_RECORDED_LOSSES + 5):
+        rec.loss(float(step), step)
+    assert len(rec.losses) == MAX_RECORDED_LOSSES
+    assert rec.losses[-1] == MAX_RECORDED_LOSSES - 1
+    assert len(seen.losses) == MAX_RECORDED_LOSSES + 5
+
+
+def test_a_redirection_is_recorded_once() -> None:
+    rec, _ = recorder()
+    rec.redirected("/home/me/model.pt", "/runs/r1/outputs/model.pt")
+    rec.redirected("/home/me/model.pt", "/runs/r1/outputs/model.pt")
+    rec.redirected("/home/me/other.pt", "/runs/r1/outputs/other.pt")
+    assert [r.requested for r in rec.redirections] == ["/home/me/model.pt", "/home/me/other.pt"]
+
+
+def test_batches_and_steps_check_the_deadline() -> None:
+    budget = Budget(max_steps=None, timeout_s=0.0)
+    budget.start()
+    rec, seen = recorder(budget)
+    with pytest.raises(StopJob, match="timeout"):
+        rec.batch(rec.new_loader("train.py:3"), 0.0)
+    with pytest.raises(StopJob, match="timeout"):
+        rec.train_step()
+    assert len(seen.batches) == 1 and seen.steps == [1]  # counted, then stopped
