@@ -6,14 +6,19 @@ language server does) never imports torch.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+# Where this package is installed: the job puts its parent on the path, and tells the
+# user's frames from ours by it.
+PACKAGE_DIR = Path(__file__).resolve().parent
+
 if TYPE_CHECKING:
     from quickdev.job.api import run as run
 
-__all__ = ["__version__", "run"]
+__all__ = ["PACKAGE_DIR", "__version__", "run"]
 
 
 def __getattr__(name: str) -> Any:

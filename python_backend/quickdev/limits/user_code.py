@@ -14,7 +14,7 @@ import quickdev
 
 @lru_cache(maxsize=1)
 def _library_roots() -> tuple[str, ...]:
-    roots = {str(Path(quickdev.__file__).resolve().parent)}
+    roots = {str(quickdev.PACKAGE_DIR)}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         path = sysconfig.get_paths().get(key)
         if path:

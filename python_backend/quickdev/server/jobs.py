@@ -40,7 +40,6 @@ FINISHED = frozenset({"passed", "failed", "stopped", "killed", "cancelled"})
 POLL_S = 0.1
 KILL_GRACE_S = 3.0
 # The directory holding this server's quickdev package, put on the job's PYTHONPATH.
-PACKAGE_ROOT = Path(quickdev.__file__).resolve().parent.parent
 
 
 class JobError(Exception):
@@ -131,7 +130,10 @@ def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The server's environment with the user's variables over it; quickdev stays importable
     whatever PYTHONPATH the user sets (theirs follows ours)."""
     env = {**os.environ, **(extra or {})}
-    paths = [str(PACKAGE_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    paths = [
+        str(quickdev.PACKAGE_DIR.parent),
+        *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)),
+    ]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["PYTHONUNBUFFERED"] = "1"
     return env
