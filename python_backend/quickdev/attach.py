@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from quickdev.injection import injection_problem
 from quickdev.job.attach_handler import ATTACH_SIGNAL_NAME
 from quickdev.processes import free_port, pid_alive
 from quickdev.rundir.jsonio import read_json_object
@@ -149,7 +150,8 @@ def check_can_attach_to_pid(pid: int) -> None:
     program = _program_of(pid)
     if program is not None and not _runs_python(pid, program):
         raise AttachError(f"PID {pid} is not a Python process (it runs {program})")
-    if shutil.which("gdb") is None:
+    gdb = shutil.which("gdb")
+    if gdb is None:
         raise AttachError(
             "gdb is not installed: debugpy attaches to a PID through gdb; install it "
             "('apt-get install gdb', or 'make system-deps' as root)"
@@ -177,6 +179,13 @@ def check_can_attach_to_pid(pid: int) -> None:
         raise AttachError(
             f"PID {pid} belongs to another user: attach as that user or as root"
         ) from None
+    problem = injection_problem(gdb)
+    if problem is not None:
+        raise AttachError(
+            f"gdb cannot run code in a traced process on this machine ({problem}), so "
+            f"injecting debugpy would kill PID {pid}; start the script with 'quickdev run' "
+            "instead: its jobs accept a debugger through SIGUSR1 ('quickdev attach --run')"
+        )
 
 
 def _program_of(pid: int) -> str | None:
