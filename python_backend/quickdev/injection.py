@@ -69,7 +69,7 @@ def probe(gdb: str) -> str | None:
                 timeout=PROBE_TIMEOUT_S,
             )
         except subprocess.TimeoutExpired:
-            return f"gdb did not finish a function call in a test process within {PROBE_TIMEOUT_S:.0f}s"
+            return f"gdb took over {PROBE_TIMEOUT_S:.0f}s to call a function in a test process"
         except OSError as exc:
             return f"gdb cannot run ({exc.strerror or exc})"
         output = done.stdout + done.stderr

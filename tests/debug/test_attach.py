@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from quickdev.processes import start_ticks
 from tests.support.dap import wait_for_json_file
 from tests.support.debug import (
     LONG_JOB,
@@ -60,7 +61,10 @@ def test_running_job_accepts_debugger_twice_on_signal(tmp_path: Path, processes:
     run_dir.mkdir()
     proc = subprocess.Popen([sys.executable, str(script), str(run_dir)], env=quickdev_env())
     processes.append(proc)
-    assert wait_for_json_file(run_dir / "attach.json")["pid"] == proc.pid
+    recorded = wait_for_json_file(run_dir / "attach.json")
+    assert recorded["pid"] == proc.pid
+    # Its start time, so a later process reusing the PID is never taken for the job.
+    assert recorded["start"] == start_ticks(proc.pid) != None  # noqa: E711
     assert not (run_dir / "debugpy.json").exists()  # nothing listens until asked
 
     steps = []
@@ -108,7 +112,7 @@ def test_attach_by_pid_where_gdb_cannot_write_registers_spares_the_target(
     tools.mkdir()
     broken = tools / "gdb"
     broken.write_text(
-        "#!/bin/sh\necho \"Couldn't write extended state status: Bad address.\" >&2\nexit 1\n"
+        '#!/bin/sh\necho "Couldn\'t write extended state status: Bad address." >&2\nexit 1\n'
     )
     broken.chmod(0o755)
     env = {
@@ -117,9 +121,10 @@ def test_attach_by_pid_where_gdb_cannot_write_registers_spares_the_target(
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
     }
     assert_injection_refused(quickdev_attach("--pid", str(proc.pid), env=env), proc)
-    assert "Couldn't write extended state status" in quickdev_attach(
-        "--pid", str(proc.pid), env=env
-    ).stderr  # the cached answer, as the first
+    assert (
+        "Couldn't write extended state status"
+        in quickdev_attach("--pid", str(proc.pid), env=env).stderr
+    )  # the cached answer, as the first
 
 
 def test_attach_by_pid_without_gdb_names_the_fix(tmp_path: Path, processes: list) -> None:

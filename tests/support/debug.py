@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from quickdev.injection import injection_problem
+
 from tests.support.dap import DapClient
 
 

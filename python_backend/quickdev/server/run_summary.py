@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from quickdev.processes import pid_alive
+from quickdev.processes import same_process
 from quickdev.rundir.layout import ATTACH_FILE, RESULT_FILE
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
@@ -28,6 +28,7 @@ class _AttachInfo:
     """``attach.json``, written by a job that accepts a debugger (its pid, the signal)."""
 
     pid: int | None = None
+    start: int | None = None  # ticks since boot: tells the job from a reused PID
 
 
 def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None) -> Summary:
@@ -105,9 +106,9 @@ def _duration(run: Run | None, result: JobResult | None) -> float:
 def _job_alive(run_dir: Path) -> bool:
     """Whether the job that writes ``run_dir`` still runs; unknown counts as alive."""
     try:
-        pid = read_json(run_dir / ATTACH_FILE, _AttachInfo).pid
+        info = read_json(run_dir / ATTACH_FILE, _AttachInfo)
     except (OSError, InvalidData):
         return True  # not started far enough to say
-    if pid is None or pid <= 0:
+    if info.pid is None or info.pid <= 0:
         return True  # a distributed parent
-    return pid_alive(pid)
+    return same_process(info.pid, info.start)
