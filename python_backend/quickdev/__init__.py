@@ -6,9 +6,11 @@ language server does) never imports torch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
+
+# Not imported from typing: `python -m quickdev` runs this before __main__ can take the
+# workspace off sys.path, so this module imports nothing (type checkers know the name).
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from quickdev.job.api import run as run
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["__version__", "run"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "run":
         from quickdev.job.api import run
 

@@ -12,6 +12,14 @@ EXIT_PASSED = 0  # the job passed, or stopped at a budget
 EXIT_FAILED = 1  # the user's code failed
 EXIT_USAGE = 2  # a bad option or a missing script: one line on stderr
 
+# Where helper processes (TensorBoard, PID injection) run: `python -m` puts the working
+# directory first on sys.path, and the filesystem root holds no Python modules, unlike a
+# workspace (or a shared /tmp).
+NEUTRAL_CWD = os.path.abspath(os.sep)
+# The directory holding a debugpy the job may fall back on when the user's own
+# environment has none (the extension bundles one); it is added last to sys.path.
+DEBUGPY_PATH_ENV = "QUICKDEV_DEBUGPY_PATH"
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A port the kernel just handed out and released: free unless someone grabs it next."""

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 from quickdev.processes import start_ticks
+
 from tests.support.dap import wait_for_json_file
 from tests.support.debug import (
     LONG_JOB,

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from pytest_lsp import LanguageClient
-
 from quickdev.processes import start_ticks
+
 from tests.support.dap import wait_for_json_file
 from tests.support.debug import (
     LONG_JOB,

@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from quickdev.processes import free_port, pid_alive
+from quickdev.processes import NEUTRAL_CWD, free_port, pid_alive
 from quickdev.tensorboard import state
 from quickdev.tensorboard.launch import EXIT_MISSING_PLUGIN
 
@@ -143,6 +143,7 @@ def _start(
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
+            cwd=NEUTRAL_CWD,
             start_new_session=True,
         )
     _children[proc.pid] = proc
