@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import textwrap
@@ -94,7 +95,11 @@ async def test_a_job_sees_the_users_libraries_not_the_servers(tmp_path: Path) ->
         assert "error" not in started, started
         done = await wait_for(lambda: final(changes, started["runId"]), "the job's end")
         assert done["status"] == "passed", done
-    output = (Path(started["runDir"]) / "output.log").read_text(encoding="utf-8")
+    run_dir = Path(started["runDir"])
+    # Private on a shared machine: arguments, output, a debug port nobody else may use.
+    assert stat.S_IMODE(run_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(run_dir.parent.stat().st_mode) == 0o700
+    output = (run_dir / "output.log").read_text(encoding="utf-8")
     seen = json.loads(output.split("SYS_PATH=", 1)[1].splitlines()[0])
     assert seen["bundled"] is False, "the job imported the server's typing_extensions"
     assert str(bundled) not in seen["path"]

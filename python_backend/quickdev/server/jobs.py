@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import quickdev
 from quickdev.processes import DEBUGPY_PATH_ENV
-from quickdev.rundir.ids import new_run_id
+from quickdev.rundir.ids import create_run_dir, new_run_id
 from quickdev.rundir.layout import DEBUGPY_FILE, LAUNCH_LOG, PROGRESS_FILE
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
@@ -157,9 +157,8 @@ class JobManager:
     def start(self, request: JobRequest) -> Run:
         """Spawn the job (call from the event loop); raises JobError with a clear message."""
         run_id = new_run_id(request.script.stem)
-        run_dir = request.runs_dir / run_id
         try:
-            run_dir.mkdir(parents=True)
+            run_dir = create_run_dir(request.runs_dir, run_id, exist_ok=False)
             launch_log = (run_dir / LAUNCH_LOG).open("wb")
         except OSError as exc:
             raise JobError(

@@ -187,7 +187,7 @@ def ensure_tensorboard(
     if logdir.exists() and not logdir.is_dir():
         raise BadLogdir(f"{logdir} is a file; pass the directory that holds the runs")
     try:
-        logdir.mkdir(parents=True, exist_ok=True)
+        logdir.mkdir(mode=0o700, parents=True, exist_ok=True)  # as a runs root
     except OSError as exc:
         raise BadLogdir(f"cannot create the logdir {logdir}: {exc.strerror}") from None
     with state.locked(logdir):
