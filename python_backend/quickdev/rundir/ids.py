@@ -19,6 +19,15 @@ def new_run_id(stem: str, now: float | None = None) -> str:
     return f"{stamp}-{label[:40]}-{secrets.token_hex(2)}"
 
 
+_RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def is_run_id(text: object) -> bool:
+    """Whether ``text`` can name a run: one path component inside a runs root, never an
+    absolute path, ``..`` or a hidden name (ids come from files and clients)."""
+    return isinstance(text, str) and len(text) <= 255 and _RUN_ID.fullmatch(text) is not None
+
+
 def create_run_dir(runs_dir: Path, run_id: str, *, exist_ok: bool = True) -> Path:
     """``runs_dir/run_id``, both private to the user (0700) when created here.
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from quickdev.processes import same_process
+from quickdev.rundir.ids import is_run_id
 from quickdev.rundir.layout import ATTACH_FILE, RESULT_FILE
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
@@ -37,7 +38,7 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
         raise ValueError("a run on disk is summarised from its result")
     batches = sum(loader.batches for loader in result.loaders) if result else 0
     summary: Summary = {
-        "runId": run.run_id if run else (result.id if result and result.id else run_dir.name),
+        "runId": run.run_id if run else _id_on_disk(run_dir, result),
         "script": str(run.script) if run else (result.script if result else ""),
         "mode": run.request.mode if run else _mode_on_disk(result),
         "status": run.status if run else _status_on_disk(result, run_dir),
@@ -71,6 +72,11 @@ def summaries_on_disk(runs_dir: Path) -> list[Summary]:
         if result is not None:
             found.append(run_summary(run_dir, result))
     return found
+
+
+def _id_on_disk(run_dir: Path, result: JobResult | None) -> str:
+    # An id the file claims is used as a path later: only a plain name is taken.
+    return result.id if result and is_run_id(result.id) else run_dir.name
 
 
 def _mode_on_disk(result: JobResult | None) -> str:
