@@ -31,6 +31,7 @@ export function serverEnvironment(extensionPath: string): NodeJS.ProcessEnv {
     ...process.env,
     PYTHONPATH: [libs, tool, ...(existing ? [existing] : [])].join(path.delimiter),
     PYTHONUNBUFFERED: "1",
+    QUICKDEV_USER_PYTHONPATH: existing ?? "", // jobs get this one, not the bundled libraries
   };
 }
 

@@ -6,24 +6,31 @@ language server does) never imports torch.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
-# Where this package is installed: the job puts its parent on the path, and tells the
-# user's frames from ours by it.
-PACKAGE_DIR = Path(__file__).resolve().parent
+# Not imported from typing: `python -m quickdev` runs this before __main__ can take the
+# workspace off sys.path, so this module imports nothing (type checkers know the name).
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from quickdev.job.api import run as run
+
+    # Where this package is installed: the job puts its parent on the path, and tells
+    # the user's frames from ours by it.
+    PACKAGE_DIR: Path
 
 __all__ = ["PACKAGE_DIR", "__version__", "run"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "run":
         from quickdev.job.api import run
 
         return run
+    if name == "PACKAGE_DIR":
+        from pathlib import Path
+
+        return Path(__file__).resolve().parent
     raise AttributeError(f"module 'quickdev' has no attribute {name!r}")

@@ -22,8 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+from quickdev.injection import injection_problem
 from quickdev.job.attach_handler import ATTACH_SIGNAL_NAME
-from quickdev.processes import free_port, pid_alive
+from quickdev.processes import free_port, pid_alive, same_process
 from quickdev.rundir.jsonio import read_json_object
 from quickdev.rundir.layout import ATTACH_FILE, DEBUGPY_FILE, LOG_FILE, rank_dir_name
 
@@ -44,10 +45,10 @@ def attach_to_run(run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[s
     """Ask a running quick-dev job for a debugger; returns ``{"host", "port", "pid"}``."""
     if not run_dir.is_dir():
         raise AttachError(f"no run directory at {run_dir}: pass the directory of a running job")
-    address = read_json_object(run_dir / DEBUGPY_FILE)
-    if address and pid_alive(address.get("pid")) and _listens(address):
-        return address
     info = read_json_object(run_dir / ATTACH_FILE)
+    address = read_json_object(run_dir / DEBUGPY_FILE)
+    if address and _is_job(address.get("pid"), info) and _listens(address):
+        return address
     if not info and (run_dir / rank_dir_name(0)).is_dir():
         raise AttachError(
             f"{run_dir} is a distributed job: attach to one of its ranks, "
@@ -61,6 +62,11 @@ def attach_to_run(run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[s
     pid = info.get("pid")
     if not isinstance(pid, int) or not pid_alive(pid):
         raise AttachError(f"the job in {run_dir} (PID {pid}) is no longer running")
+    if not same_process(pid, info.get("start")):
+        # Signalling it would stop (SIGUSR1's default) whatever process has the PID now.
+        raise AttachError(
+            f"the job in {run_dir} is no longer running: PID {pid} is another process now"
+        )
     os.kill(pid, getattr(signal, ATTACH_SIGNAL_NAME))
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -75,6 +81,12 @@ def attach_to_run(run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[s
         "may be blocked in native code (a collective, a long kernel), where Python cannot "
         f"take the signal; see {run_dir / LOG_FILE}, or try 'quickdev attach --pid {pid}'"
     )
+
+
+def _is_job(pid: object, info: dict[str, object] | None) -> bool:
+    """Whether ``pid`` runs and is the job that wrote ``attach.json`` (not a reused PID)."""
+    start = info.get("start") if info and info.get("pid") == pid else None
+    return same_process(pid, start)
 
 
 def _listens(address: dict[str, object]) -> bool:
@@ -149,7 +161,8 @@ def check_can_attach_to_pid(pid: int) -> None:
     program = _program_of(pid)
     if program is not None and not _runs_python(pid, program):
         raise AttachError(f"PID {pid} is not a Python process (it runs {program})")
-    if shutil.which("gdb") is None:
+    gdb = shutil.which("gdb")
+    if gdb is None:
         raise AttachError(
             "gdb is not installed: debugpy attaches to a PID through gdb; install it "
             "('apt-get install gdb', or 'make system-deps' as root)"
@@ -177,6 +190,13 @@ def check_can_attach_to_pid(pid: int) -> None:
         raise AttachError(
             f"PID {pid} belongs to another user: attach as that user or as root"
         ) from None
+    problem = injection_problem(gdb)
+    if problem is not None:
+        raise AttachError(
+            f"gdb cannot run code in a traced process on this machine ({problem}), so "
+            f"injecting debugpy would kill PID {pid}; start the script with 'quickdev run' "
+            "instead: its jobs accept a debugger through SIGUSR1 ('quickdev attach --run')"
+        )
 
 
 def _program_of(pid: int) -> str | None:

@@ -12,6 +12,14 @@ EXIT_PASSED = 0  # the job passed, or stopped at a budget
 EXIT_FAILED = 1  # the user's code failed
 EXIT_USAGE = 2  # a bad option or a missing script: one line on stderr
 
+# Where helper processes (TensorBoard, PID injection) run: `python -m` puts the working
+# directory first on sys.path, and the filesystem root holds no Python modules, unlike a
+# workspace (or a shared /tmp).
+NEUTRAL_CWD = os.path.abspath(os.sep)
+# The directory holding a debugpy the job may fall back on when the user's own
+# environment has none (the extension bundles one); it is added last to sys.path.
+DEBUGPY_PATH_ENV = "QUICKDEV_DEBUGPY_PATH"
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A port the kernel just handed out and released: free unless someone grabs it next."""
@@ -35,3 +43,28 @@ def pid_alive(pid: object) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"
     except (OSError, IndexError):
         return True  # no /proc here: the signal check is all we have
+
+
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (/proc/PID/stat field 22); None if
+    unknown. A PID is reused once its process ends; the pair (PID, start) is not."""
+    try:
+        # The command name (field 2) may hold spaces and parentheses: split after its end.
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def same_process(pid: object, start: object) -> bool:
+    """Whether ``pid`` still runs and is the process that started at ``start`` ticks.
+
+    Without a recorded start (an older job) or /proc, only whether it runs is known.
+    """
+    if not pid_alive(pid):
+        return False
+    assert isinstance(pid, int)
+    if not isinstance(start, int):
+        return True
+    now = start_ticks(pid)
+    return now is None or now == start

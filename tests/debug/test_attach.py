@@ -9,8 +9,17 @@ import sys
 import textwrap
 from pathlib import Path
 
+from quickdev.processes import start_ticks
+
 from tests.support.dap import wait_for_json_file
-from tests.support.debug import LONG_JOB, line_of, quickdev_env, read_variable_at
+from tests.support.debug import (
+    LONG_JOB,
+    assert_injection_refused,
+    host_injection_problem,
+    line_of,
+    quickdev_env,
+    read_variable_at,
+)
 
 LOOP = textwrap.dedent(
     """
@@ -53,7 +62,10 @@ def test_running_job_accepts_debugger_twice_on_signal(tmp_path: Path, processes:
     run_dir.mkdir()
     proc = subprocess.Popen([sys.executable, str(script), str(run_dir)], env=quickdev_env())
     processes.append(proc)
-    assert wait_for_json_file(run_dir / "attach.json")["pid"] == proc.pid
+    recorded = wait_for_json_file(run_dir / "attach.json")
+    assert recorded["pid"] == proc.pid
+    # Its start time, so a later process reusing the PID is never taken for the job.
+    assert recorded["start"] == start_ticks(proc.pid) != None  # noqa: E711
     assert not (run_dir / "debugpy.json").exists()  # nothing listens until asked
 
     steps = []
@@ -76,12 +88,44 @@ def test_attach_by_pid_to_a_plain_python_process(tmp_path: Path, processes: list
     processes.append(proc)
 
     answer = quickdev_attach("--pid", str(proc.pid))
-    # Works, or names exactly what is missing (gdb, ptrace permission) and how to fix it.
+    problem = host_injection_problem()
+    if problem is not None:
+        # This host cannot inject (gdb cannot write a traced process's registers): the
+        # attach is refused in one line naming the alternative, and the target lives on.
+        assert_injection_refused(answer, proc)
+        return
     assert answer.returncode == 0, f"attach by PID failed: {answer.stderr.strip()}"
     address = json.loads(answer.stdout.strip().splitlines()[-1])
     assert address["pid"] == proc.pid
     assert read_variable_at(address, script, line_of(script, "# BREAK"), "step") >= 1
     assert proc.poll() is None
+
+
+def test_attach_by_pid_where_gdb_cannot_write_registers_spares_the_target(
+    tmp_path: Path, processes: list
+) -> None:
+    """A gdb that fails as on the kernels where injection kills the target."""
+    script = tmp_path / "plain.py"
+    script.write_text(LOOP.format(setup=""), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script)], env=quickdev_env())
+    processes.append(proc)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    broken = tools / "gdb"
+    broken.write_text(
+        '#!/bin/sh\necho "Couldn\'t write extended state status: Bad address." >&2\nexit 1\n'
+    )
+    broken.chmod(0o755)
+    env = {
+        **quickdev_env(),
+        "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    assert_injection_refused(quickdev_attach("--pid", str(proc.pid), env=env), proc)
+    assert (
+        "Couldn't write extended state status"
+        in quickdev_attach("--pid", str(proc.pid), env=env).stderr
+    )  # the cached answer, as the first
 
 
 def test_attach_by_pid_without_gdb_names_the_fix(tmp_path: Path, processes: list) -> None:

@@ -177,3 +177,66 @@ def test_missing_script_is_one_line_before_any_rank_starts(tmp_path: Path) -> No
     ]
     [result] = (tmp_path / "runs").glob("*/result.json")
     assert json.loads(result.read_text())["error"]["type"] == "UsageError"
+
+
+WAITING_RANKS = textwrap.dedent(
+    """
+    import sys
+    import time
+    from pathlib import Path
+
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    Path(sys.argv[1], f"ready{dist.get_rank()}").touch()
+    while True:
+        stop = torch.tensor([float(Path(sys.argv[1], "stop").exists())])
+        dist.all_reduce(stop)
+        if stop.item() > 0:
+            break
+        time.sleep(0.05)
+    dist.destroy_process_group()
+    """
+)
+
+
+def _process_tree(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def test_distributed_job_listens_on_loopback_only(tmp_path: Path, processes: list) -> None:
+    """torchrun's stores and gloo would otherwise accept connections from the network."""
+    script = tmp_path / "ranks.py"
+    script.write_text(WAITING_RANKS, encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "quickdev", "run", "--nproc", "2", "--runs-dir",
+         str(tmp_path / "runs"), str(script), "--", str(tmp_path)],
+        cwd=tmp_path, env=quickdev_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    processes.append(proc)
+    deadline = time.monotonic() + 180
+    while not all((tmp_path / f"ready{rank}").exists() for rank in (0, 1)):
+        assert proc.poll() is None and time.monotonic() < deadline, "the ranks did not start"
+        time.sleep(0.1)
+    job = _process_tree(proc.pid)
+    table = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
+    ours = [
+        row.split()[3] for row in table.splitlines() if any(f"pid={pid}," in row for pid in job)
+    ]
+    (tmp_path / "stop").touch()
+    assert proc.wait(timeout=120) == 0
+    assert ours, "the job's stores and gloo listen somewhere"
+    assert all(address.startswith(("127.0.0.1:", "[::1]:")) for address in ours), ours

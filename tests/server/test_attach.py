@@ -6,6 +6,7 @@ a user starts a long training run; the server finds it in the workspace's runs d
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,9 +17,16 @@ from typing import Any
 
 import pytest
 from pytest_lsp import LanguageClient
+from quickdev.processes import start_ticks
 
 from tests.support.dap import wait_for_json_file
-from tests.support.debug import LONG_JOB, line_of, read_variable_at
+from tests.support.debug import (
+    LONG_JOB,
+    assert_injection_refusal_text,
+    host_injection_problem,
+    line_of,
+    read_variable_at,
+)
 from tests.support.server import execute, server_pid, torch_loaded_in
 
 pytestmark = pytest.mark.asyncio
@@ -102,7 +110,11 @@ async def test_attach_by_pid_to_a_plain_python_process(
     proc = subprocess.Popen([sys.executable, str(script)])
     processes.append(proc)
     answer = await execute(client, "quickdev.attachPid", {"pid": proc.pid})
-    # Works, or names exactly what is missing (gdb, ptrace permission) and how to fix it.
+    if host_injection_problem() is not None:
+        # gdb cannot write a traced process's registers here: refused, the target lives on.
+        assert_injection_refusal_text(answer["error"])
+        assert proc.poll() is None
+        return
     assert "error" not in answer, f"attach by PID failed: {answer['error']}"
     assert answer["attach"]["pid"] == proc.pid
     assert read_variable_at(answer["attach"], script, line_of(script, "# BREAK"), "step") >= 1
@@ -123,3 +135,32 @@ async def test_attach_errors_are_one_line_answers(client: LanguageClient, tmp_pa
         answer = await execute(client, command, argument)
         assert expected in answer["error"], (command, argument, answer)
         assert "\n" not in answer["error"]
+
+
+async def test_a_stale_run_whose_pid_was_reused_is_not_signalled(
+    client: LanguageClient, workspace: Path, processes: list[subprocess.Popen[bytes]]
+) -> None:
+    """A run left "running" (its server killed) names a PID that now runs something else."""
+    sleeper = subprocess.Popen(["sleep", "300"])
+    processes.append(sleeper)
+    run_dir = workspace / ".quickdev" / "runs" / "stale"
+    run_dir.mkdir(parents=True)
+    result = {
+        "schema": 1, "id": "stale", "status": "running", "script": str(workspace / "loop.py"),
+        "started": "2026-01-02T03:04:05+00:00", "duration_s": 0.0,
+    }  # fmt: skip
+    (run_dir / "result.json").write_text(json.dumps(result), encoding="utf-8")
+    # The job that wrote this started a while before the sleep that has its PID now.
+    job_start = start_ticks(sleeper.pid)
+    assert job_start is not None
+    attach = {"pid": sleeper.pid, "start": job_start - 100, "signal": "SIGUSR1"}
+    (run_dir / "attach.json").write_text(json.dumps(attach), encoding="utf-8")
+
+    listed = await execute(client, "quickdev.listRuns", {})
+    assert next(run for run in listed["runs"] if run["runId"] == "stale")["status"] == "killed"
+    for argument in ({"runId": "stale"}, {"runDir": str(run_dir)}):
+        answer = await execute(client, "quickdev.attachJob", argument)
+        assert f"PID {sleeper.pid} is another process now" in answer["error"], answer
+        assert "\n" not in answer["error"]
+    time.sleep(0.3)  # a signal, had one been sent, is delivered by now
+    assert sleeper.poll() is None, "the unrelated process must not be signalled"

@@ -37,6 +37,11 @@ async def test_malformed_results_are_skipped(client: LanguageClient, workspace: 
     write_run(workspace, "wrong-types", json.dumps({**good, "id": "x", "losses": "many"}))
     write_run(workspace, "bad-status", json.dumps({**good, "id": "y", "status": "great"}))
     write_run(workspace, "a-list", "[1, 2]")
+    write_run(workspace, "empty-list", "[]")
+    write_run(workspace, "number-id", json.dumps({**good, "id": 7}))
+    write_run(workspace, "string-batches", json.dumps({**good, "id": "z", "loaders": [
+        {"origin": "loop.py:3", "batches": "two"}]}))  # fmt: skip
+    write_run(workspace, "truncated", json.dumps(good)[:-40])
 
     listed = await execute(client, "quickdev.listRuns", {})
     (summary,) = listed["runs"]
@@ -60,3 +65,22 @@ async def test_malformed_results_are_skipped(client: LanguageClient, workspace: 
     answer = await execute(client, "quickdev.getRun", {"runId": "good"})
     assert answer["run"] == summary
     assert answer["result"] == good
+
+
+async def test_run_ids_that_are_paths_are_refused(
+    client: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    """An id from a client or a result file is used as a path: only plain names pass."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "result.json").write_text("{}", encoding="utf-8")
+    for run_id in (str(outside), "../outside", "..", "a/b"):
+        for command in ("quickdev.getRun", "quickdev.attachJob"):
+            answer = await execute(client, command, {"runId": run_id})
+            assert "must be the name of a run directory" in answer["error"], (command, answer)
+    # A result whose id claims to be elsewhere is listed under its directory's name.
+    good = {"schema": 1, "id": "/etc", "status": "passed", "script": "t.py",
+            "started": "2026-01-02T03:04:05+00:00", "duration_s": 1.0}  # fmt: skip
+    write_run(workspace, "plain", json.dumps(good))
+    listed = await execute(client, "quickdev.listRuns", {})
+    assert [run["runId"] for run in listed["runs"]] == ["plain"]

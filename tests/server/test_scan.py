@@ -126,3 +126,17 @@ async def test_an_added_workspace_folder_is_scanned(client: LanguageClient, tmp_
             break
         assert time.monotonic() < deadline, "the added folder was never scanned"
         await asyncio.sleep(0.05)
+
+
+async def test_scan_goes_on_past_a_file_too_deep_to_parse(
+    client: LanguageClient, workspace: Path
+) -> None:
+    # A generated file (400 KB, one long expression): the parser recurses past its limit.
+    deep = "x = " + "1 + " * 100_000 + "1\nif __name__ == '__main__':\n    pass\n"
+    (workspace / "aa_generated.py").write_text(deep)
+    answer = await execute(client, "quickdev.scanWorkspace", {})
+    (folder,) = answer["folders"]
+    assert [Path(s["path"]).name for s in folder["entryScripts"]] == ["loop.py", "train lit.py"]
+    # Lenses for it: none, and the server answers the next request.
+    assert await lenses(client, open_document(client, workspace / "aa_generated.py")) == []
+    assert await lenses(client, open_document(client, workspace / "loop.py"))

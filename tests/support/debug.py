@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
+
+from quickdev.injection import injection_problem
 
 from tests.support.dap import DapClient
 
@@ -58,3 +62,25 @@ def read_variable_at(address: dict[str, Any], script: Path, line: int, name: str
         dap.continue_(stopped["threadId"])
         dap.disconnect()
     return value
+
+
+def host_injection_problem() -> str | None:
+    """Whether this host lets gdb run code in a traced process, asked as quickdev asks it."""
+    gdb = shutil.which("gdb")
+    assert gdb is not None, "attach tests need gdb ('make system-deps')"
+    return injection_problem(gdb)
+
+
+def assert_injection_refused(answer: Any, target: subprocess.Popen[Any]) -> None:
+    """``quickdev attach --pid`` refused in one line naming the cause and the alternative."""
+    assert answer.returncode == 1, answer.stdout
+    lines = answer.stderr.strip().splitlines()
+    assert len(lines) == 1, answer.stderr
+    assert_injection_refusal_text(lines[0])
+    assert target.poll() is None, "a refused attach must leave the target running"
+
+
+def assert_injection_refusal_text(text: str) -> None:
+    assert "gdb cannot run code in a traced process" in text, text
+    assert "quickdev run" in text and "SIGUSR1" in text, text
+    assert "\n" not in text

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 # The real server, as the extension starts it.
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "quickdev", "serve"])
@@ -148,3 +149,26 @@ def final(changes: list[dict[str, Any]], run_id: str) -> dict[str, Any] | None:
     return next(
         (c for c in reversed(changes) if c["runId"] == run_id and c["status"] in done), None
     )
+
+
+@contextlib.asynccontextmanager
+async def server_in(
+    cwd: Path, workspace: Path, env: dict[str, str] | None = None
+) -> AsyncIterator[LanguageClient]:
+    """The real server started as the editor starts it: in ``cwd``, with ``env``."""
+    command = ["sh", "-c", 'cd "$0" && exec "$1" -m quickdev serve', str(cwd), sys.executable]
+    client = await ClientServerConfig(server_command=command, server_env=env).start()
+    assert isinstance(client, LanguageClient)
+    try:
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities("visual-studio-code"),
+                workspace_folders=[types.WorkspaceFolder(uri=uri(workspace), name=workspace.name)],
+                initialization_options={"quickdev": {}},
+            )
+        )
+        yield client
+    finally:
+        # Also after a failed assertion: a server never asked to exit keeps the test waiting.
+        await asyncio.wait_for(client.shutdown_session(), DEADLINE_S)
+        await client.stop()

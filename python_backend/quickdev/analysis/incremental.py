@@ -180,15 +180,24 @@ def _moved(chunk: _Chunk, q: int, delta: int) -> _Chunk:
 
 
 def _parse_chunks(text: str, offset: int) -> list[_Chunk]:
-    tree = ast.parse(text)
-    return [
-        _Chunk(
-            offset + first_line(stmt) - 1,
-            offset + (stmt.end_lineno or stmt.lineno),
-            statement_facts(stmt),
-        )
-        for stmt in tree.body
-    ]
+    """The statements of ``text``; ValueError (as for bad source) when it is too deep.
+
+    A generated file with one long expression (``1 + 1 + ...``) parses, but building its
+    tree or walking it recurses past Python's limit: it cannot be analysed, like a file
+    with a syntax error, and must not end the analysis of anything else.
+    """
+    try:
+        tree = ast.parse(text)
+        return [
+            _Chunk(
+                offset + first_line(stmt) - 1,
+                offset + (stmt.end_lineno or stmt.lineno),
+                statement_facts(stmt),
+            )
+            for stmt in tree.body
+        ]
+    except (RecursionError, MemoryError) as exc:
+        raise ValueError(f"too deeply nested to analyse ({exc})") from None
 
 
 def _changed_range(old: list[str], new: list[str]) -> tuple[int, int]:

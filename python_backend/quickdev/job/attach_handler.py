@@ -1,6 +1,6 @@
 """The in-job half of attach: a quick-dev job accepts a debugger on SIGUSR1.
 
-It records its PID in ``RUN_DIR/attach.json``. On the signal it starts debugpy on
+It records its PID and start time in ``RUN_DIR/attach.json``. On the signal it starts debugpy on
 127.0.0.1 (a free port) and writes ``RUN_DIR/debugpy.json``; asking again reuses the
 same address, so attach, detach and attach again all work. The outside half is
 ``quickdev.attach``.
@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from quickdev.processes import start_ticks
 from quickdev.rundir.jsonio import write_json
 from quickdev.rundir.layout import ATTACH_FILE
 
@@ -45,5 +46,8 @@ def install_attach_handler(run_dir: Path) -> bool:
             log.exception("could not start debugpy on %s", ATTACH_SIGNAL_NAME)
 
     signal.signal(signum, on_signal)
-    write_json(run_dir / ATTACH_FILE, {"pid": os.getpid(), "signal": ATTACH_SIGNAL_NAME})
+    pid = os.getpid()
+    # The start time tells this job from a later process that reuses its PID.
+    record = {"pid": pid, "start": start_ticks(pid), "signal": ATTACH_SIGNAL_NAME}
+    write_json(run_dir / ATTACH_FILE, record)
     return True

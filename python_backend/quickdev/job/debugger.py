@@ -15,10 +15,12 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from quickdev.processes import DEBUGPY_PATH_ENV
 from quickdev.rundir.jsonio import write_json
 from quickdev.rundir.layout import DEBUGPY_FILE
 
@@ -45,7 +47,7 @@ def start_debugger(
     # pydevd warns on every start that frozen stdlib modules may hide breakpoints; they
     # are stdlib modules nobody steps through here, and the warning reads like a failure.
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    import debugpy
+    debugpy = _import_debugpy()
 
     with _lock:
         if _listening is None:
@@ -70,6 +72,20 @@ def start_debugger(
     if wait_for_client:
         debugpy.wait_for_client()
     return address
+
+
+def _import_debugpy() -> Any:
+    """The user's debugpy, else the one the language server lent (last on sys.path, so
+    the lent directory's other libraries never shadow the user's)."""
+    try:
+        import debugpy
+    except ImportError:
+        lent = os.environ.get(DEBUGPY_PATH_ENV)
+        if not lent:
+            raise
+        sys.path.append(lent)
+        import debugpy
+    return debugpy
 
 
 def _check_port_free(listen: tuple[str, int]) -> None:

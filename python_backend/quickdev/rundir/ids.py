@@ -8,6 +8,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+PRIVATE_DIR_MODE = 0o700
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -18,9 +19,25 @@ def new_run_id(stem: str, now: float | None = None) -> str:
     return f"{stamp}-{label[:40]}-{secrets.token_hex(2)}"
 
 
-def create_run_dir(runs_dir: Path, run_id: str) -> Path:
-    run_dir = runs_dir.resolve() / run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
+_RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def is_run_id(text: object) -> bool:
+    """Whether ``text`` can name a run: one path component inside a runs root, never an
+    absolute path, ``..`` or a hidden name (ids come from files and clients)."""
+    return isinstance(text, str) and len(text) <= 255 and _RUN_ID.fullmatch(text) is not None
+
+
+def create_run_dir(runs_dir: Path, run_id: str, *, exist_ok: bool = True) -> Path:
+    """``runs_dir/run_id``, both private to the user (0700) when created here.
+
+    A run directory holds the script's arguments and output and the port of a debugpy
+    that accepts any local client: other users of a shared machine must not read it.
+    """
+    runs_dir = runs_dir.resolve()
+    runs_dir.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    run_dir = runs_dir / run_id
+    run_dir.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=exist_ok)
     return run_dir
 
 

@@ -14,7 +14,9 @@ DEFAULT_RUNS_DIR = Path(".quickdev") / "runs"  # under the job's working directo
 RESULT_FILE = "result.json"  # the contract: quickdev.rundir.result.JobResult
 PROGRESS_FILE = "progress.json"  # {"stage": str, "batches": int, "steps": int}, while running
 DEBUGPY_FILE = "debugpy.json"  # {"host": str, "port": int, "pid": int}, once debugpy listens
-ATTACH_FILE = "attach.json"  # {"pid": int, "signal": "SIGUSR1"}: the job accepts a debugger
+# {"pid": int, "start": int (ticks since boot, /proc/PID/stat field 22), "signal": "SIGUSR1"}:
+# the job accepts a debugger; a PID whose start differs is another process now.
+ATTACH_FILE = "attach.json"
 LOG_FILE = "job.log"  # the job's own log (not the script's output)
 STDOUT_FILE = "output.log"  # the script's stdout and stderr, as the terminal saw them
 LAUNCH_LOG = "launch.log"  # what the language server saw of the job process's start

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from quickdev.attach import DEFAULT_TIMEOUT_S, AttachError, attach_to_run
+from quickdev.processes import NEUTRAL_CWD
 from quickdev.rundir.validate import InvalidData, structure
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
-from quickdev.server.jobs import job_environment
+from quickdev.server.jobs import helper_environment
 from quickdev.server.runs import runs_of
 
 # debugpy's own injection waits up to DEFAULT_TIMEOUT_S; the process gets a little more.
@@ -86,7 +87,8 @@ async def attach_pid(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
             capture_output=True,
             text=True,
             timeout=_PID_COMMAND_TIMEOUT_S,
-            env=job_environment(),
+            env=helper_environment(),
+            cwd=NEUTRAL_CWD,
         )
     except subprocess.TimeoutExpired:
         raise CommandError(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import os
 import re
 import signal
@@ -23,7 +24,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import quickdev
-from quickdev.rundir.ids import new_run_id
+from quickdev.processes import DEBUGPY_PATH_ENV
+from quickdev.rundir.ids import create_run_dir, new_run_id
 from quickdev.rundir.layout import DEBUGPY_FILE, LAUNCH_LOG, PROGRESS_FILE
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
@@ -40,6 +42,9 @@ FINISHED = frozenset({"passed", "failed", "stopped", "killed", "cancelled"})
 POLL_S = 0.1
 KILL_GRACE_S = 3.0
 # The directory holding this server's quickdev package, put on the job's PYTHONPATH.
+# The PYTHONPATH the editor had before it added the server's bundled libraries; set by
+# the extension (extension/server.ts). Unset (a server run from a terminal): PYTHONPATH.
+USER_PYTHONPATH_ENV = "QUICKDEV_USER_PYTHONPATH"
 
 
 class JobError(Exception):
@@ -127,15 +132,39 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
 
 
 def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The server's environment with the user's variables over it; quickdev stays importable
-    whatever PYTHONPATH the user sets (theirs follows ours)."""
-    env = {**os.environ, **(extra or {})}
+    """The environment of a job: the user's, their launch configuration's variables over
+    it, with only the quickdev package added.
+
+    The server's own PYTHONPATH holds the libraries the extension bundles for it
+    (pygls, attrs, typing_extensions, debugpy, ...); the user's script must import its
+    own environment's copies, so a job gets the PYTHONPATH the editor had before the
+    extension added its own (``USER_PYTHONPATH_ENV``), or the one the configuration
+    sets, and debugpy only as a fallback.
+    """
+    env = dict(os.environ)
+    user = env.pop(USER_PYTHONPATH_ENV, env.get("PYTHONPATH", ""))
+    env.update(extra or {})
+    user = (extra or {}).get("PYTHONPATH", user)
+    paths = [str(quickdev.PACKAGE_DIR.parent), *filter(None, user.split(os.pathsep))]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env.pop("PYTHONSAFEPATH", None)  # a job's script sees the sys.path python gives it
+    debugpy = importlib.util.find_spec("debugpy")
+    if debugpy is not None and debugpy.origin:
+        env[DEBUGPY_PATH_ENV] = str(Path(debugpy.origin).parent.parent)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def helper_environment() -> dict[str, str]:
+    """The environment of a process the server starts for itself (PID injection): the
+    server's libraries, and quickdev, which the job interpreter need not have."""
+    env = dict(os.environ)
+    env.pop(USER_PYTHONPATH_ENV, None)
     paths = [
         str(quickdev.PACKAGE_DIR.parent),
         *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)),
     ]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env["PYTHONUNBUFFERED"] = "1"
     return env
 
 
@@ -148,9 +177,8 @@ class JobManager:
     def start(self, request: JobRequest) -> Run:
         """Spawn the job (call from the event loop); raises JobError with a clear message."""
         run_id = new_run_id(request.script.stem)
-        run_dir = request.runs_dir / run_id
         try:
-            run_dir.mkdir(parents=True)
+            run_dir = create_run_dir(request.runs_dir, run_id, exist_ok=False)
             launch_log = (run_dir / LAUNCH_LOG).open("wb")
         except OSError as exc:
             raise JobError(

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quickdev.processes import pid_alive
-from quickdev.rundir.ids import iso_utc
+from quickdev.processes import same_process
+from quickdev.rundir.ids import is_run_id, iso_utc
 from quickdev.rundir.layout import ATTACH_FILE, RESULT_FILE
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
@@ -28,6 +28,7 @@ class _AttachInfo:
     """``attach.json``, written by a job that accepts a debugger (its pid, the signal)."""
 
     pid: int | None = None
+    start: int | None = None  # ticks since boot: tells the job from a reused PID
 
 
 def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None) -> Summary:
@@ -36,7 +37,7 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
         raise ValueError("a run on disk is summarised from its result")
     batches = sum(loader.batches for loader in result.loaders) if result else 0
     summary: Summary = {
-        "runId": run.run_id if run else (result.id if result and result.id else run_dir.name),
+        "runId": run.run_id if run else _id_on_disk(run_dir, result),
         "script": str(run.script) if run else (result.script if result else ""),
         "mode": run.request.mode if run else _mode_on_disk(result),
         "status": run.status if run else _status_on_disk(result, run_dir),
@@ -72,6 +73,11 @@ def summaries_on_disk(runs_dir: Path) -> list[Summary]:
     return found
 
 
+def _id_on_disk(run_dir: Path, result: JobResult | None) -> str:
+    # An id the file claims is used as a path later: only a plain name is taken.
+    return result.id if result and is_run_id(result.id) else run_dir.name
+
+
 def _mode_on_disk(result: JobResult | None) -> str:
     profile = result.profile if result else None
     return "profile" if profile is not None and profile.trace_files else "run"
@@ -105,9 +111,9 @@ def _duration(run: Run | None, result: JobResult | None) -> float:
 def _job_alive(run_dir: Path) -> bool:
     """Whether the job that writes ``run_dir`` still runs; unknown counts as alive."""
     try:
-        pid = read_json(run_dir / ATTACH_FILE, _AttachInfo).pid
+        info = read_json(run_dir / ATTACH_FILE, _AttachInfo)
     except (OSError, InvalidData):
         return True  # not started far enough to say
-    if pid is None or pid <= 0:
+    if info.pid is None or info.pid <= 0:
         return True  # a distributed parent
-    return pid_alive(pid)
+    return same_process(info.pid, info.start)

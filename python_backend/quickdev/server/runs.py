@@ -19,6 +19,7 @@ from lsprotocol import types
 
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
+from quickdev.rundir.ids import is_run_id
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import read_result_checked
@@ -106,6 +107,8 @@ class Runs:
         run = self.jobs.runs.get(run_id)
         if run is not None:
             return FoundRun(run.run_dir, run)
+        if not is_run_id(run_id):
+            raise CommandError(f'"runId" must be the name of a run directory, got {run_id!r}')
         for runs_dir in self.known_runs_dirs():
             candidate = runs_dir / run_id
             if (candidate / RESULT_FILE).is_file():

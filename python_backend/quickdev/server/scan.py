@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,22 +106,22 @@ async def _scan(ls: QuickdevServer, folders: list[Path]) -> list[dict[str, Any]]
 
 
 def scan_folder(folder: Path) -> list[EntryScript]:
+    """The entry scripts among the first ``MAX_FILES`` Python files of ``folder``."""
     found: list[EntryScript] = []
-    seen = 0
+    for seen, path in enumerate(_python_files(folder), start=1):
+        if seen > MAX_FILES:
+            log.warning("scan of %s stopped after %d Python files", folder, MAX_FILES)
+            break
+        kind = _entry_kind(path)
+        if kind is not None:
+            found.append(EntryScript(path, kind))
+    return sorted(found, key=lambda s: s.path)
+
+
+def _python_files(folder: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-        for name in sorted(files):
-            if not name.endswith(".py"):
-                continue
-            seen += 1
-            if seen > MAX_FILES:
-                log.warning("scan of %s stopped after %d Python files", folder, MAX_FILES)
-                break
-            path = Path(root) / name
-            kind = _entry_kind(path)
-            if kind is not None:
-                found.append(EntryScript(path, kind))
-    return sorted(found, key=lambda s: s.path)
+        yield from (Path(root) / name for name in sorted(files) if name.endswith(".py"))
 
 
 def _entry_kind(path: Path) -> str | None:

@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from quickdev.processes import free_port, pid_alive
+from quickdev.processes import NEUTRAL_CWD, free_port, pid_alive
 from quickdev.tensorboard import state
 from quickdev.tensorboard.launch import EXIT_MISSING_PLUGIN
 
@@ -143,6 +143,7 @@ def _start(
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
+            cwd=NEUTRAL_CWD,
             start_new_session=True,
         )
     _children[proc.pid] = proc
@@ -186,7 +187,7 @@ def ensure_tensorboard(
     if logdir.exists() and not logdir.is_dir():
         raise BadLogdir(f"{logdir} is a file; pass the directory that holds the runs")
     try:
-        logdir.mkdir(parents=True, exist_ok=True)
+        logdir.mkdir(mode=0o700, parents=True, exist_ok=True)  # as a runs root
     except OSError as exc:
         raise BadLogdir(f"cannot create the logdir {logdir}: {exc.strerror}") from None
     with state.locked(logdir):

@@ -41,6 +41,7 @@ from quickdev.rundir.result import ErrorInfo, JobResult, read_result
 
 FAILURE_GRACE_S = 5.0  # after a rank fails: time for the others to end on their own
 POLL_S = 0.1
+LOOPBACK = "127.0.0.1"  # a quick-dev job's ranks are local: nothing listens beyond this
 
 
 def run_distributed(options: RunOptions) -> int:
@@ -65,8 +66,10 @@ def run_distributed(options: RunOptions) -> int:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE
     launch = [
-        sys.executable, "-m", "torch.distributed.run",
-        "--standalone", "--nnodes", "1", "--nproc-per-node", str(options.nproc),
+        # torchrun with its stores on loopback; ranks and gloo on loopback too (below).
+        sys.executable, "-m", "quickdev.job.distributed.loopback",
+        "--standalone", "--local-addr", LOOPBACK,
+        "--nnodes", "1", "--nproc-per-node", str(options.nproc),
         "--monitor-interval", str(POLL_S),
         "-m", "quickdev.job.distributed.rank",
     ]  # fmt: skip
@@ -77,6 +80,9 @@ def run_distributed(options: RunOptions) -> int:
         # torchrun warns about thread counts on every start; one thread per rank on a
         # laptop CPU is what quick-dev wants anyway.
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        # gloo's pairs listen on the address of this interface.
+        "GLOO_SOCKET_IFNAME": os.environ.get("GLOO_SOCKET_IFNAME", "lo"),
+        "MASTER_ADDR": LOOPBACK,
     }
     # A new session, so a failure can stop torchrun and every rank with one signal.
     proc = subprocess.Popen(launch, env=env, stderr=subprocess.PIPE, start_new_session=True)
