@@ -49,22 +49,25 @@ def restore(run_dir: Path, records: list[Record], claims: Claims) -> Restored:
     done = Restored()
     state = originals(records)
     by_depth = sorted(state, key=lambda p: p.count(os.sep))
+    # Running jobs that wrote a path after this one: they keep it, and its original.
+    sharers = {path: claims.sharers(path) for path in by_depth if state[path]["kind"] != "dir"}
     for path in by_depth:
         record = state[path]
         try:
-            _take_job_version(path, record, _kept_at(outputs_root, cwd, path), done)
+            kept = _kept_at(outputs_root, cwd, path)
+            _take_job_version(path, record, kept, bool(sharers.get(path)), done)
         except OSError as exc:
             done.problems.append(f"cannot move the job's {path} into the run directory ({exc})")
     for path in by_depth:
         record = state[path]
         try:
-            done.originals += _put_back(path, record, run_dir, claims)
+            done.originals += _put_back(path, record, run_dir, sharers.get(path, []))
         except OSError as exc:
             done.problems.append(f"cannot restore {path} ({exc})")
     return done
 
 
-def _take_job_version(path: str, record: Record, kept: Path, done: Restored) -> None:
+def _take_job_version(path: str, record: Record, kept: Path, shared: bool, done: Restored) -> None:
     kind = record["kind"]
     if kind == "dir" or not os.path.lexists(path):
         if kind == "file":
@@ -74,8 +77,8 @@ def _take_job_version(path: str, record: Record, kept: Path, done: Restored) -> 
         return  # linked aside and never changed (a failed remove)
     change = "created" if kind == "absent" else "changed"
     kept.parent.mkdir(parents=True, exist_ok=True)
-    if kind == "shared":
-        _link_or_copy(path, kept)  # the owner keeps the path; this job keeps its view
+    if kind == "shared" or shared:
+        _link_or_copy(path, kept)  # another job keeps the path; this job keeps its view
     else:
         _move(path, kept)
     files = [kept] if not kept.is_dir() else sorted(p for p in kept.rglob("*") if not p.is_dir())
@@ -86,8 +89,11 @@ def _take_job_version(path: str, record: Record, kept: Path, done: Restored) -> 
     )  # fmt: skip
 
 
-def _put_back(path: str, record: Record, run_dir: Path, claims: Claims) -> int:
+def _put_back(path: str, record: Record, run_dir: Path, sharers: list[Path]) -> int:
     kind = record["kind"]
+    if kind == "absent" and sharers:
+        append_to(sharers[0], {"kind": "absent", "path": path, "how": "handover"})
+        return 0
     if kind == "dir":
         if os.path.isdir(path):
             return 0
@@ -96,7 +102,6 @@ def _put_back(path: str, record: Record, run_dir: Path, claims: Claims) -> int:
     if kind != "file":
         return 0
     aside = Path(record["backup"])
-    sharers = claims.sharers(path)
     if sharers:
         # The other job keeps writing here; it restores this original when it ends.
         log = sharers[0]
