@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from quickdev.rundir.ids import create_run_dir
 
 from tests.limits.journal import writers
 from tests.limits.journal.test_writers import snapshot
@@ -209,3 +211,18 @@ def test_two_jobs_in_one_folder_each_restore_only_their_own(
     (run_b,) = runs.glob("*-b-*")
     assert (run_b / "outputs" / "model.pt").read_text() == "b"
     assert (run_a / "outputs" / "model.pt").exists()
+
+
+def test_run_history_is_ignored_by_git_and_pruned(tmp_path: Path) -> None:
+    runs = tmp_path / ".quickdev" / "runs"
+    history = {"20260101-a": "passed", "20260102-b": "running", "20260103-c": "failed"}
+    for name, status in {**history, "20260104-d": "passed"}.items():
+        create_run_dir(runs, name)
+        (runs / name / "result.json").write_text(json.dumps({"id": name, "status": status}))
+    assert (tmp_path / ".quickdev" / ".gitignore").read_text().splitlines()[-1] == "*"
+    command = [sys.executable, "-m", "quickdev", "runs", "prune", "--keep", "1"]
+    proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip() == "quickdev: removed 2 run(s) from .quickdev/runs"
+    # The newest is kept by count; the running one is never removed.
+    assert sorted(p.name for p in runs.iterdir()) == ["20260102-b", "20260104-d"]

@@ -56,6 +56,7 @@ class JobRequest:
     interpreter: str
     args: list[str] = field(default_factory=list)
     batches: int = 2
+    keep_outputs: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ class Run:
 def job_command(request: JobRequest, run_id: str) -> list[str]:
     command = [request.interpreter, "-m", "quickdev", "run", "--run-id", run_id]
     command += ["--runs-dir", str(request.runs_dir), "--batches", str(request.batches)]
+    if request.keep_outputs:
+        command.append("--keep-outputs")
     if request.mode == "profile":
         command.append("--profile")
     if request.mode == "debug":

@@ -216,6 +216,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         interpreter=settings.python or sys.executable,
         args=list(args),
         batches=batches,
+        keep_outputs=settings.keep_outputs,
     )
 
 

@@ -45,6 +45,11 @@ def parse_settings(raw: object) -> tuple[Settings, list[str]]:
         problems.append("quickdev.runsDir must be a folder path; using .quickdev/runs")
         runs_dir = default.runs_dir
 
+    keep_outputs: Any = raw.get("keepOutputs", default.keep_outputs)
+    if not isinstance(keep_outputs, bool):
+        problems.append("quickdev.keepOutputs must be true or false; using false")
+        keep_outputs = default.keep_outputs
+
     lenses = dict(default.lenses)
     raw_lenses = raw.get("lenses", {})
     if isinstance(raw_lenses, dict):
@@ -58,9 +63,14 @@ def parse_settings(raw: object) -> tuple[Settings, list[str]]:
     else:
         problems.append("quickdev.lenses must be an object of booleans; ignored")
 
-    return Settings(python=python or None, batches=batches, runs_dir=runs_dir, lenses=lenses), (
-        problems
+    settings = Settings(
+        python=python or None,
+        batches=batches,
+        runs_dir=runs_dir,
+        keep_outputs=keep_outputs,
+        lenses=lenses,
     )
+    return settings, problems
 
 
 def setup(server: QuickdevServer) -> None:

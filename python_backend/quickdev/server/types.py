@@ -25,6 +25,7 @@ class Settings:
     python: str | None = None  # interpreter for jobs; None: the server's own
     batches: int = DEFAULT_BATCHES
     runs_dir: str = str(DEFAULT_RUNS_DIR)  # relative paths are under each workspace folder
+    keep_outputs: bool = False  # jobs run with --keep-outputs (no file journal)
     lenses: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(LENS_KINDS, True))
 
 

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from quickdev.limits import journal
 from quickdev.limits.patching import Patcher
 from quickdev.rundir.ids import create_run_dir
 from quickdev.rundir.result import Output
+
 from tests.limits.journal.writers import WRITERS, make_user_tree
 
 
