@@ -39,7 +39,7 @@ class JournalLog:
 
     def finish(self, done_path: Path) -> None:
         """The tree is restored: the log is renamed, so no later command replays it."""
-        os.replace(self.path, done_path)
+        os.rename(self.path, done_path)
         self.close()
 
     def close(self) -> None:
