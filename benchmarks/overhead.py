@@ -13,6 +13,9 @@ as it is less disturbed by other work on a busy machine. The last line holds bot
 ratios.
 
     python benchmarks/overhead.py [--repeat N]
+
+What the file journal adds (keeping the user's files intact) is measured on its own
+by ``benchmarks/journal.py``.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ export function readSettings(): QuickdevSettings {
     python: get<string>("python"),
     batches: get<number>("batches"),
     runsDir: get<string>("runsDir"),
+    keepOutputs: get<boolean>("keepOutputs"),
     lenses: get<LensSettings>("lenses"),
   };
 }

@@ -14,6 +14,7 @@ export interface QuickdevSettings {
   python: string;
   batches: number;
   runsDir: string;
+  keepOutputs: boolean;
   lenses: LensSettings;
 }
 
@@ -21,6 +22,7 @@ export const SETTING_KEYS: readonly (keyof QuickdevSettings)[] = [
   "python",
   "batches",
   "runsDir",
+  "keepOutputs",
   "lenses",
 ];
 

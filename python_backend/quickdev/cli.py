@@ -5,6 +5,7 @@
     quickdev attach --run RUN_DIR | --pid PID
     quickdev serve
     quickdev tensorboard --logdir DIR
+    quickdev runs prune [--runs-dir DIR] [--keep N] [--max-size-mb MB]
 
 Exit status: 0 passed or stopped at a budget, 1 the user's code failed, 2 usage error.
 """
@@ -21,6 +22,7 @@ from quickdev import __version__
 from quickdev.options import DEFAULT_BATCHES, ProfileOptions, RunOptions
 from quickdev.processes import EXIT_USAGE
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
+from quickdev.rundir.retention import RETENTION
 
 
 class UsageError(Exception):
@@ -118,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--name", help="a name for the run; part of its id")
     out.add_argument(
+        "--keep-outputs",
+        action="store_true",
+        help="leave the files the script writes where it writes them (no file journal)",
+    )
+    out.add_argument(
         "--run-id",
         help="the exact run id (a caller that must know the run directory in advance sets it)",
     )
@@ -180,6 +187,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("serve", help="the language server over stdio")
 
+    runs = commands.add_parser("runs", help="manage the run history")
+    runs_commands = runs.add_subparsers(dest="runs_command", required=True, parser_class=_Parser)
+    prune = runs_commands.add_parser("prune", help="delete old runs (never running ones)")
+    prune.add_argument("--runs-dir", type=Path, default=DEFAULT_RUNS_DIR)
+    prune.add_argument("--keep", type=_non_negative_int, default=RETENTION.keep_runs, metavar="N")
+    prune.add_argument(
+        "--max-size-mb", type=_non_negative_int, default=RETENTION.max_size_mb, metavar="MB"
+    )
+
     tb = commands.add_parser("tensorboard", help="start or reuse TensorBoard for a logdir")
     tb.add_argument("--logdir", type=Path, required=True)
     tb.add_argument("--stop", action="store_true", help="stop the server for this logdir")
@@ -238,9 +254,19 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         wait_for_client=ns.wait_for_client,
         print_json=ns.json,
         no_limits=ns.no_limits,
+        keep_outputs=ns.keep_outputs,
         nproc=ns.nproc,
         debug_rank=ns.debug_rank,
     )
+
+
+def _finish_killed_jobs(runs_dir: Path | None) -> None:
+    """A job killed mid-run left the user's files changed: put them back, in one line each."""
+    from quickdev.limits.journal.recover import recover
+
+    for root in {DEFAULT_RUNS_DIR.resolve(), (runs_dir or DEFAULT_RUNS_DIR).resolve()}:
+        for line in recover(root):
+            print(line, file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -248,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         own, script_args = _split_script_args(args)
         ns = build_parser().parse_args(own)
+        _finish_killed_jobs(getattr(ns, "runs_dir", None))
         if ns.command == "run":
             options = run_options(ns, script_args)
             if options.nproc > 1:
@@ -261,6 +288,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from quickdev.attach import main as attach_main
 
             return attach_main(run_dir=ns.run, pid=ns.pid, timeout_s=ns.timeout)
+        if ns.command == "runs":
+            from quickdev.rundir.retention import Retention, prune_runs
+
+            removed = prune_runs(ns.runs_dir, Retention(ns.keep, ns.max_size_mb))
+            print(f"quickdev: removed {len(removed)} run(s) from {ns.runs_dir}", file=sys.stderr)
+            return 0
         if ns.command == "serve":
             from quickdev.server.main import serve
 

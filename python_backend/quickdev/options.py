@@ -51,5 +51,7 @@ class RunOptions:
     wait_for_client: bool = False
     print_json: bool = False
     no_limits: bool = False
+    # The job's files stay where it writes them; the file journal is off (said in the result).
+    keep_outputs: bool = False
     nproc: int = 1  # > 1: local ranks under torch.distributed.run, a result each plus a merged one
     debug_rank: int | None = None  # with nproc > 1: the one rank that runs under debugpy

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
@@ -42,7 +43,7 @@ def test_callable_gets_limits_and_result(tmp_path: Path, monkeypatch: pytest.Mon
     assert loader.passes == 2 and loader.batches == 6
     assert loader.origin.startswith(f"{__file__}:")
     assert not (tmp_path / "weights.pt").exists()
-    (redirection,) = result.redirected_outputs
+    (redirection,) = result.outputs
     assert Path(redirection.written).is_file()
     on_disk = json.loads((Path(result.run_dir) / "result.json").read_text())
     assert on_disk["status"] == "passed" and on_disk["optimizer_steps"] == 3
@@ -58,6 +59,9 @@ def test_interpreter_is_restored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         torch.Tensor.backward,
         torch.optim.Optimizer.__init__,
         DataLoader.__iter__,
+        torch.serialization._open_zipfile_writer_file.__init__,
+        sys.dont_write_bytecode,
+        os.environ.get("WANDB_MODE"),
     )
     global_hooks = (
         len(torch.nn.modules.module._global_forward_hooks),
@@ -75,6 +79,9 @@ def test_interpreter_is_restored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         torch.Tensor.backward,
         torch.optim.Optimizer.__init__,
         DataLoader.__iter__,
+        torch.serialization._open_zipfile_writer_file.__init__,
+        sys.dont_write_bytecode,
+        os.environ.get("WANDB_MODE"),
     )
     assert after == before
     assert global_hooks == (

@@ -172,20 +172,17 @@ def test_write_to_read_only_place(run_quickdev: Any, tmp_path: Path) -> None:
     script = _script(
         tmp_path,
         "import torch\n"
-        "torch.save({'w': torch.ones(2)}, '/proc/quickdev-model.pt')\n"
-        "print('saved')\n"
-        "open('/proc/quickdev-notes.txt', 'w').write('notes')\n",
+        "print('start')\n"
+        "torch.save({'w': torch.ones(2)}, '/proc/quickdev-model.pt')\n",
     )
     run = run_quickdev(str(script), cwd=tmp_path)
-    # torch.save is redirected into the run dir; the plain open() fails at its line.
-    assert "saved" in run.stdout
-    (redirection,) = run.result["redirected_outputs"]
-    assert redirection["requested"] == "/proc/quickdev-model.pt"
-    assert Path(redirection["written"]).is_file()
+    # The write fails where the script made it, with the system's one-line reason.
+    assert "start" in run.stdout
     assert run.returncode == 1
     error = run.result["error"]
-    assert error["type"] in {"PermissionError", "FileNotFoundError", "OSError"}
-    assert (error["file"], error["line"]) == (str(script), 4)
+    assert error["type"] in {"PermissionError", "FileNotFoundError", "OSError", "RuntimeError"}
+    assert (error["file"], error["line"]) == (str(script), 3)
+    assert "\n" not in error["message"]
 
 
 BATCHES_FOREVER = """\

@@ -143,9 +143,9 @@ def test_lightning_keeps_logs_and_checkpoints_in_run_dir(lightning_run: Any) -> 
     assert list((run_dir / "lightning" / "lightning_logs").rglob("events.out.tfevents.*"))
     assert not (cwd / "checkpoints").exists()
     assert not (cwd / "lightning_logs").exists()
-    requested = [Path(r["requested"]) for r in run.result["redirected_outputs"]]
-    assert requested == [cwd / "checkpoints"]
-    assert checkpoints[0].is_relative_to(Path(run.result["redirected_outputs"][0]["written"]))
+    redirected = [o for o in run.result["outputs"] if o["change"] == "redirected"]
+    assert [Path(o["requested"]) for o in redirected] == [cwd / "checkpoints"]
+    assert checkpoints[0].is_relative_to(Path(redirected[0]["written"]))
 
 
 @pytest.fixture(scope="module")
@@ -238,7 +238,7 @@ def test_save_model_redirects_and_keeps_user_file(
     assert run.returncode == 0, run.stderr
     assert "saved and reloaded model.pt" in run.stdout
     assert hashlib.sha256(existing.read_bytes()).hexdigest() == before
-    redirected = {r["requested"]: Path(r["written"]) for r in run.result["redirected_outputs"]}
+    redirected = {r["requested"]: Path(r["written"]) for r in run.result["outputs"]}
     assert set(redirected) == {
         str(tmp_path / "model.pt"),
         str(tmp_path / "checkpoints" / "epoch-0.pt"),  # one epoch: --epochs 3 became 1

@@ -206,7 +206,7 @@ def test_pytorch_lightning_limits_and_logger(run_quickdev: Any, tmp_path: Path) 
     assert not (tmp_path / "csv_logs").exists()
     (metrics,) = run.run_dir.rglob("metrics.csv")
     assert "loss" in metrics.read_text()
-    assert [r["requested"] for r in run.result["redirected_outputs"]] == [
+    assert [r["requested"] for r in run.result["outputs"]] == [
         str(tmp_path / "outputs"),
         str(tmp_path / "csv_logs"),
     ]

@@ -31,6 +31,7 @@ from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
 from quickdev.rundir.result import ErrorInfo, JobResult, Limits
+from quickdev.rundir.retention import RETENTION, prune_runs
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
             timeout_s=options.timeout_s,
             device=options.device,
         ),
+        keep_outputs=options.keep_outputs,
     )
     usage: UsageProblem | None = None
     try:
@@ -89,6 +91,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
         run_dir = create_run_dir(options.runs_dir, result.id)
         result.run_dir = str(run_dir)
         result.write(run_dir)
+        prune_runs(run_dir.parent, RETENTION, protect=frozenset({result.id}))
     except OSError as exc:
         message = (
             f"quickdev run: cannot write the run directory under {options.runs_dir} "
@@ -193,6 +196,7 @@ def _run_with_limits(
         signals.cancel_timeout_alarm()
         if not in_process:
             signals.ignore_further_kills()
+    _end_limits(result, recorder)
     _copy_recorded(result, recorder)
     hub.job_end()
     hub.result(result)
@@ -206,6 +210,7 @@ def _hard_stop(
     """The script ignored the timeout (stuck in native code): record, report, end the process."""
     log.warning("the script did not stop after the timeout; ending the process")
     result.status, result.stop_reason = "stopped", "timeout"
+    _end_limits(result, recorder)
     _copy_recorded(result, recorder)
     result.duration_s = round((options.timeout_s or 0) + signals.HARD_STOP_GRACE_S, 3)
     result.peak_rss_mb = _peak_rss_mb()
@@ -223,12 +228,23 @@ def _hard_stop(
     os._exit(EXIT_PASSED)
 
 
+def _end_limits(result: JobResult, recorder: Recorder | None) -> None:
+    """Put the user's files back; a file that could not be is the result's error."""
+    if recorder is None:
+        return
+    recorder.end()
+    if recorder.problems:
+        log.error("file journal: %s", "; ".join(recorder.problems))
+        if result.error is None:
+            result.error = ErrorInfo(type="JournalError", message=recorder.problems[0])
+
+
 def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
     if recorder is not None:
         result.loaders = recorder.loaders
         result.optimizer_steps = recorder.steps
         result.losses = recorder.losses
-        result.redirected_outputs = recorder.redirections
+        result.outputs = recorder.outputs
         result.limits.one_epoch_options = recorder.one_epoch_options
 
 

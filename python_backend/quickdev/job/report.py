@@ -15,6 +15,27 @@ def _short(path: str) -> str:
     return relative if not relative.startswith("..") else path
 
 
+def _outputs(result: JobResult) -> list[str]:
+    if result.keep_outputs:
+        return ["  outputs: kept where the script wrote them (--keep-outputs)"]
+    shown = [o for o in result.outputs if o.change in ("redirected", "changed", "deleted")]
+    lines = []
+    for output in shown[:5]:
+        if output.written is None:
+            lines.append(f"  deleted {_short(output.requested)}: put back")
+        elif output.change == "redirected":
+            lines.append(f"  saved {_short(output.requested)} → {_short(output.written)} instead")
+        else:
+            lines.append(
+                f"  changed {_short(output.requested)}: put back; the job's version is kept"
+            )
+    if result.outputs:
+        lines.append(
+            f"  outputs: {len(result.outputs)} file(s) kept in the run dir, your files as they were"
+        )
+    return lines
+
+
 def summarize(result: JobResult) -> str:
     lines = [f"quickdev: {result.status}  {_short(result.script)}  ({result.duration_s:.1f} s)"]
     if result.limits.one_epoch_options:
@@ -32,10 +53,7 @@ def summarize(result: JobResult) -> str:
         first, last = result.losses[0], result.losses[-1]
         steps += f", losses: {len(result.losses)} ({first:.4g} → {last:.4g})"
     lines.append(steps)
-    for redirection in result.redirected_outputs:
-        lines.append(
-            f"  saved {_short(redirection.requested)} → {_short(redirection.written)} instead"
-        )
+    lines.extend(_outputs(result))
     if result.stop_reason and result.status == "stopped":
         lines.append(f"  stopped: {result.stop_reason}")
     if result.error is not None:

@@ -6,8 +6,9 @@ import logging
 from pathlib import Path
 
 from quickdev.events import EventHub
-from quickdev.limits import device_map, eager, epochs, loaders, saves, steps
+from quickdev.limits import device_map, eager, epochs, journal, loaders, steps
 from quickdev.limits.budget import Budget
+from quickdev.limits.journal import loggers
 from quickdev.limits.lightning import LightningLimits
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
@@ -30,14 +31,18 @@ def install_limits(
     if not options.no_limits:
         epochs.install(patcher, recorder.one_epoch_options)
     steps.install(patcher, recorder)
-    # Dependencies, in order: saves wraps the torch.load that device_map installed (a
-    # redirected checkpoint is still mapped to the CPU); Lightning's Trainer saves
-    # through the same redirector and hands its step budget to the Trainer.
     if cpu_only:
         device_map.install(patcher)
-    redirector = saves.SaveRedirector(run_dir, recorder)
-    saves.install(patcher, redirector)
-    LightningLimits(run_dir, batches, budget, cpu_only, redirector).install(patcher)
+    # The file journal sees every write, whoever makes it; Lightning's directories are
+    # redirected into the run directory before that, so TensorBoard finds their logs
+    # while the job runs. --keep-outputs switches both off: files land where asked.
+    if not options.keep_outputs:
+        session = journal.install(patcher, run_dir)
+        recorder.at_end(lambda: session.finish())
+        loggers.install(patcher, run_dir)
+    LightningLimits(run_dir, batches, budget, cpu_only, recorder, options.keep_outputs).install(
+        patcher
+    )
     log.info(
         "limits: batches=%s max_steps=%s timeout_s=%s device=%s",
         batches,

@@ -5,6 +5,11 @@ that they work, so it sets the same limits one by one instead. Both ``lightning`
 and ``pytorch_lightning`` are handled, when the script imports them: an import
 hook patches the Trainer the moment its module loads, so a script that never uses
 Lightning never pays for importing it.
+
+Its default root and the directories of its checkpoint callbacks and loggers are
+redirected into ``RUN_DIR/lightning`` (so TensorBoard lists them while the job runs);
+any other file (``trainer.save_checkpoint(path)``, Fabric's ``save``) is left to the
+file journal (``quickdev.limits.journal``), which keeps it in the run directory too.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 
 from quickdev.limits.budget import Budget
 from quickdev.limits.patching import Patcher
-from quickdev.limits.saves import SaveRedirector
+from quickdev.limits.recorder import Recorder
 from quickdev.rundir.layout import LIGHTNING_DIR
 
 log = logging.getLogger(__name__)
@@ -37,13 +42,15 @@ class LightningLimits:
         batches: int | None,
         budget: Budget,
         cpu_only: bool,
-        redirector: SaveRedirector,
+        recorder: Recorder,
+        keep_outputs: bool = False,
     ) -> None:
         self.root = Path(os.path.abspath(run_dir)) / LIGHTNING_DIR
         self.batches = batches
         self.budget = budget
         self.cpu_only = cpu_only
-        self.redirector = redirector
+        self.recorder = recorder
+        self.keep_outputs = keep_outputs
 
     def install(self, patcher: Patcher) -> None:
         for name in TRAINER_MODULES:
@@ -57,7 +64,6 @@ class LightningLimits:
     def patch_trainer(self, module: ModuleType, patcher: Patcher) -> None:
         trainer_cls = module.Trainer
         original_init = trainer_cls.__init__
-        original_save = trainer_cls.save_checkpoint
         limits = self
 
         @functools.wraps(original_init)
@@ -65,25 +71,17 @@ class LightningLimits:
             original_init(trainer, *args, **limits.trainer_kwargs(kwargs))
             limits.keep_outputs_in_run_dir(trainer)
 
-        @functools.wraps(original_save)
-        def save_checkpoint(trainer: Any, filepath: Any, *args: Any, **kwargs: Any) -> Any:
-            if isinstance(filepath, (str, os.PathLike)):
-                filepath = limits.redirector.target_for_save(filepath)
-            return original_save(trainer, filepath, *args, **kwargs)
-
         patcher.set(trainer_cls, "__init__", __init__)
-        patcher.set(trainer_cls, "save_checkpoint", save_checkpoint)
         log.info("limits installed on %s.Trainer", module.__name__)
 
     def trainer_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         kwargs = dict(kwargs)
         kwargs.pop("fast_dev_run", None)
-        requested_root = kwargs.get("default_root_dir")
-        if requested_root and not self._inside(requested_root):
-            self.redirector.recorder.redirected(
-                str(Path(os.path.abspath(requested_root))), str(self.root)
-            )
-        kwargs["default_root_dir"] = str(self.root)
+        if not self.keep_outputs:
+            requested_root = kwargs.get("default_root_dir")
+            if requested_root and not self._inside(requested_root):
+                self.recorder.redirected(str(Path(os.path.abspath(requested_root))), str(self.root))
+            kwargs["default_root_dir"] = str(self.root)
         if self.batches is not None:
             for split in ("train", "val", "test", "predict"):
                 kwargs[f"limit_{split}_batches"] = self.batches
@@ -120,6 +118,8 @@ class LightningLimits:
         return kwargs
 
     def keep_outputs_in_run_dir(self, trainer: Any) -> None:
+        if self.keep_outputs:
+            return
         for callback in getattr(trainer, "checkpoint_callbacks", []):
             dirpath = getattr(callback, "dirpath", None)
             if dirpath and not self._inside(dirpath):
@@ -134,7 +134,17 @@ class LightningLimits:
         return Path(os.path.abspath(path)).is_relative_to(self.root.parent)
 
     def _moved(self, kind: str, path: str | os.PathLike[str]) -> Path:
-        return self.redirector.redirect(path, self.root / kind)
+        """``ROOT/kind/<path relative to the cwd>`` (or its absolute path without the anchor)."""
+        wanted = Path(os.path.abspath(path))
+        cwd = Path.cwd()
+        relative = (
+            wanted.relative_to(cwd)
+            if wanted.is_relative_to(cwd)
+            else wanted.relative_to(wanted.anchor)
+        )
+        moved = self.root / kind / relative
+        self.recorder.redirected(str(wanted), str(moved))
+        return moved
 
 
 class _TrainerImportHook(importlib.abc.MetaPathFinder):

@@ -1,4 +1,4 @@
-"""What the job has seen so far: loaders, steps, losses, redirections.
+"""What the job has seen so far: loaders, steps, losses, outputs.
 
 The limits call into one Recorder; it keeps the numbers for result.json and fires
 the EventHub so observers (progress, scalars, profiler) see the same events.
@@ -7,10 +7,12 @@ the EventHub so observers (progress, scalars, profiler) see the same events.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from quickdev.events import EventHub
 from quickdev.limits.budget import Budget
-from quickdev.rundir.result import LoaderStats, Redirection
+from quickdev.limits.journal.restore import Restored
+from quickdev.rundir.result import LoaderStats, Output
 
 # A job without limits could back-propagate millions of times; result.json keeps the
 # first ones (TensorBoard gets every one).
@@ -24,7 +26,9 @@ class Recorder:
         self.loaders: list[LoaderStats] = []
         self.steps = 0
         self.losses: list[float] = []
-        self.redirections: list[Redirection] = []
+        self.outputs: list[Output] = []
+        self.problems: list[str] = []  # what the file journal could not put back
+        self._at_end: list[Callable[[], Restored]] = []
         self.one_epoch_options: list[str] = []
         self.optimizer_seen = False
         self._last_step_at = time.perf_counter()
@@ -53,5 +57,16 @@ class Recorder:
         self.hub.loss(step, value)
 
     def redirected(self, requested: str, written: str) -> None:
-        if not any(r.requested == requested for r in self.redirections):
-            self.redirections.append(Redirection(requested=requested, written=written))
+        if not any(r.requested == requested for r in self.outputs):
+            self.outputs.append(Output(requested=requested, written=written))
+
+    def at_end(self, finish: Callable[[], Restored]) -> None:
+        """``finish`` puts the user's files back when the job ends (the file journal)."""
+        self._at_end.append(finish)
+
+    def end(self) -> None:
+        """The user's code is done: restore, and keep what the job wrote. Runs once."""
+        while self._at_end:
+            restored = self._at_end.pop()()
+            self.outputs.extend(restored.outputs)
+            self.problems.extend(restored.problems)

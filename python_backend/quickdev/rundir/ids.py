@@ -8,6 +8,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from quickdev.rundir.layout import DEFAULT_RUNS_DIR, GITIGNORE
+
 PRIVATE_DIR_MODE = 0o700
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -34,11 +36,20 @@ def create_run_dir(runs_dir: Path, run_id: str, *, exist_ok: bool = True) -> Pat
     A run directory holds the script's arguments and output and the port of a debugpy
     that accepts any local client: other users of a shared machine must not read it.
     """
-    runs_dir = runs_dir.resolve()
-    runs_dir.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
-    run_dir = runs_dir / run_id
+    runs_root = runs_dir.resolve()
+    runs_root.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    _ignore_in_git(runs_root)
+    run_dir = runs_root / run_id
     run_dir.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=exist_ok)
     return run_dir
+
+
+def _ignore_in_git(runs_root: Path) -> None:
+    """Run history is not source: a ``.gitignore`` of ``*`` in ``.quickdev/`` (or the root)."""
+    folder = runs_root.parent if runs_root.parent.name == DEFAULT_RUNS_DIR.parts[0] else runs_root
+    ignore = folder / GITIGNORE
+    if not ignore.exists():
+        ignore.write_text("# quickdev run history\n*\n", encoding="utf-8")
 
 
 def iso_utc(timestamp: float | None = None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 DEFAULT_RUNS_DIR = Path(".quickdev") / "runs"  # under the job's working directory
+GITIGNORE = ".gitignore"  # "*" in the runs root's parent, so git never sees run history
 
 RESULT_FILE = "result.json"  # the contract: quickdev.rundir.result.JobResult
 PROGRESS_FILE = "progress.json"  # {"stage": str, "batches": int, "steps": int}, while running
@@ -28,6 +29,13 @@ TRACE_SUFFIX = ".pt.trace.json.gz"  # torch-tb-profiler's <worker>.<ns>.pt.trace
 TRACE_GLOB = "*.pt.trace.json*"
 OUTPUTS_DIR = "outputs"  # files the script saved, redirected from where it asked
 LIGHTNING_DIR = "lightning"  # Lightning's default_root_dir (logs, checkpoints)
+# The file journal (quickdev.limits.journal): an append-only log of every change the job
+# made outside its run directory, renamed to JOURNAL_DONE once the user's tree is restored.
+JOURNAL_FILE = "journal.log"
+JOURNAL_DONE = "journal.done.log"
+BACKUPS_DIR = "journal-backups"  # the user's originals while the job runs
+RUNS_LOCK = ".journal.lock"  # in the runs root: one job at a time restores or claims a path
+LOGGERS_DIR = "loggers"  # W&B offline and MLflow file stores of plain scripts
 
 
 def rank_dir_name(rank: int) -> str:

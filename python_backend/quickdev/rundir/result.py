@@ -77,9 +77,14 @@ class ProfileSummary:
 
 
 @dataclass
-class Redirection:
-    requested: str
-    written: str
+class Output:
+    """A file the job wrote outside its run directory, and where its version is kept."""
+
+    requested: str  # the absolute path the script wrote, removed or created
+    written: str | None  # its version in the run directory; None when the job deleted it
+    # created | changed | deleted: the user's file is back as it was (the file journal);
+    # redirected: written to ``written`` in the first place (Lightning's directories);
+    change: str = "redirected"
 
 
 @dataclass
@@ -98,7 +103,10 @@ class JobResult:
     stop_reason: str | None = None
     error: ErrorInfo | None = None
     profile: ProfileSummary | None = None
-    redirected_outputs: list[Redirection] = field(default_factory=list)
+    outputs: list[Output] = field(default_factory=list)
+    # --keep-outputs (setting quickdev.keepOutputs): the job's files stay where it wrote
+    # them and the user's tree is not restored.
+    keep_outputs: bool = False
     peak_rss_mb: float = 0.0
     exit_code: int | None = None  # the script's own sys.exit code, when it called it
     run_dir: str = ""
@@ -121,9 +129,7 @@ class JobResult:
             values["error"] = ErrorInfo(**err)
         if values.get("profile"):
             values["profile"] = ProfileSummary(**values["profile"])
-        values["redirected_outputs"] = [
-            Redirection(**d) for d in values.get("redirected_outputs") or []
-        ]
+        values["outputs"] = [Output(**d) for d in values.get("outputs") or []]
         return cls(**values)
 
     def write(self, run_dir: Path) -> Path:

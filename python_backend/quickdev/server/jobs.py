@@ -66,6 +66,7 @@ class JobRequest:
     timeout_s: float | None = None
     device: Literal["auto", "cpu"] | None = None
     nproc: int | None = None
+    keep_outputs: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,8 @@ class Run:
 def job_command(request: JobRequest, run_id: str) -> list[str]:
     command = [request.interpreter, "-m", "quickdev", "run", "--run-id", run_id]
     command += ["--runs-dir", str(request.runs_dir), "--batches", str(request.batches)]
+    if request.keep_outputs:
+        command.append("--keep-outputs")
     if request.mode == "profile":
         command.append("--profile")
     if request.max_steps is not None:

@@ -247,6 +247,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         timeout_s=start.timeout,
         device=start.device,
         nproc=start.nproc,
+        keep_outputs=settings.keep_outputs,
     )
 
 

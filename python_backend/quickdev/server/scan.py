@@ -18,6 +18,7 @@ from pygls.uris import to_fs_path
 
 from quickdev.analysis import analyze_text
 from quickdev.analysis.source import decode_source
+from quickdev.server import run_files
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, parse_argument, problem, register
 from quickdev.server.lenses import client_refreshes_lenses
@@ -38,6 +39,7 @@ def setup(server: QuickdevServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def scan_on_start(ls: QuickdevServer, params: types.InitializedParams) -> None:
+        await run_files.recover_at_start(ls)
         try:
             await _scan(ls, ls.workspace_folders())
             if client_refreshes_lenses(ls):

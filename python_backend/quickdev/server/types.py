@@ -52,6 +52,11 @@ class Settings:
             valid=lambda path: bool(path.strip()),
         ),
     )
+    # Jobs run with --keep-outputs: no file journal, their files land in the user's tree.
+    keep_outputs: bool = field(
+        default=False,
+        metadata=_setting("must be true or false; using false", key="keepOutputs"),
+    )
     # Each kind apart: a wrong one is ignored, the others kept.
     lenses: dict[str, bool] = field(
         default_factory=lambda: dict.fromkeys(LENS_KINDS, True),

@@ -12,7 +12,7 @@ from typing import Any
 from quickdev.options import RunOptions
 from quickdev.rundir.ids import iso_utc
 from quickdev.rundir.layout import RESULT_FILE, TRACE_GLOB, rank_dir_name
-from quickdev.rundir.result import ErrorInfo, JobResult, ProfileSummary, Redirection, read_result
+from quickdev.rundir.result import ErrorInfo, JobResult, Output, ProfileSummary, read_result
 
 
 def merge_results(
@@ -40,11 +40,7 @@ def merge_results(
     merged.started = iso_utc(started)
     merged.duration_s = round(time.time() - started, 3)
     merged.peak_rss_mb = max((res.peak_rss_mb for _, res, _ in present), default=0.0)
-    merged.redirected_outputs = [
-        Redirection(**dataclasses.asdict(r))
-        for _, res, _ in present
-        for r in res.redirected_outputs
-    ]
+    merged.outputs = [Output(**dataclasses.asdict(r)) for _, res, _ in present for r in res.outputs]
     if traces:
         profile = merged.profile or ProfileSummary()
         merged.profile = dataclasses.replace(profile, trace_files=traces)

@@ -1,0 +1,55 @@
+"""Two jobs in one folder: the original of a path belongs to the job that touched it first.
+
+A second job that changes the same path records it as ``shared`` (it puts nothing
+aside: what it would put aside is the first job's version). When the first job ends
+while the second still runs, it hands its backup over instead of restoring, so the
+second job keeps reading its own writes and the last one to end restores the original.
+Claims are read from the other jobs' logs in the same runs root, under one lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from quickdev.limits.journal.records import read_records, writer_alive
+from quickdev.rundir.layout import JOURNAL_FILE, RUNS_LOCK
+from quickdev.rundir.locks import locked
+
+
+class Claims:
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.runs_root = run_dir.parent
+
+    def live_journals(self) -> list[Path]:
+        """The logs of the other jobs in this runs root that are running now."""
+        return [
+            log
+            for log in self.runs_root.glob(f"*/{JOURNAL_FILE}")
+            if log.parent != self.run_dir and writer_alive(log)
+        ]
+
+    def owner_of(self, path: str) -> str | None:
+        """The run directory of a running job that holds ``path``'s original, if any."""
+        with self.locked():
+            for log in self.live_journals():
+                for record in read_records(log):
+                    if record.get("path") == path and record["kind"] in ("file", "absent"):
+                        return str(log.parent)
+        return None
+
+    def sharers(self, path: str) -> list[Path]:
+        """The logs of running jobs that recorded ``path`` as shared with this job."""
+        mine = str(self.run_dir)
+        return [
+            log
+            for log in self.live_journals()
+            if any(
+                r["kind"] == "shared" and r.get("path") == path and r.get("owner") == mine
+                for r in read_records(log)
+            )
+        ]
+
+    def locked(self) -> contextlib.AbstractContextManager[None]:
+        return locked(self.runs_root / RUNS_LOCK)

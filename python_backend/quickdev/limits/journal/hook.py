@@ -1,0 +1,124 @@
+"""The audit hook: Python announces each file operation before it happens (PEP 578).
+
+``open`` (built-in, ``os.open``, ``io.open_code``), ``os.rename``/``os.replace``,
+``os.remove``/``os.unlink``, ``os.rmdir``, ``os.mkdir`` (so ``os.makedirs``),
+``os.truncate`` and ``shutil.rmtree`` each raise an event with their paths; the hook
+records the path's state first. An audit hook cannot be removed, so it is added
+once per process and does nothing while no journal is active.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any
+
+from quickdev.limits.journal.journal import Journal
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+_active: Journal | None = None
+_installed = False
+_busy = threading.local()
+
+
+def activate(journal: Journal | None) -> None:
+    global _active, _installed
+    _active = journal
+    if journal is not None and not _installed:
+        sys.addaudithook(_hook)
+        _installed = True
+
+
+def active() -> Journal | None:
+    return _active
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    # Called for every audited event in the process (id(), getattr, imports): the
+    # first test must be the cheapest one.
+    handler = _HANDLERS.get(event)
+    if handler is None or _active is None or getattr(_busy, "on", False):
+        return
+    _busy.on = True  # the journal's own renames and opens are not the job's
+    try:
+        handler(_active, args)
+    finally:
+        _busy.on = False
+
+
+def announce_write(value: Any) -> None:
+    """A native writer is about to replace the file at ``value`` (see ``native``)."""
+    name = path_of(value)
+    if name is None or _active is None or getattr(_busy, "on", False):
+        return
+    _busy.on = True
+    try:
+        _active.before_write(name, truncate=True)
+    finally:
+        _busy.on = False
+
+
+def _open(journal: Journal, args: tuple[Any, ...]) -> None:
+    path, mode, flags = args
+    if not flags & _WRITE_FLAGS and not (mode and any(c in mode for c in "wax+")):
+        return
+    name = path_of(path)
+    if name is None:
+        return
+    if flags & os.O_EXCL and os.path.lexists(name):
+        return  # the open fails by itself and changes nothing
+    journal.before_write(name, truncate=bool(flags & os.O_TRUNC))
+
+
+def _rename(journal: Journal, args: tuple[Any, ...]) -> None:
+    src, dst = path_of(args[0], args[2]), path_of(args[1], args[3])
+    if src is not None and dst is not None:
+        journal.before_rename(src, dst)
+
+
+def _one_path(method: str) -> Any:
+    def handle(journal: Journal, args: tuple[Any, ...]) -> None:
+        dir_fd = args[-1] if len(args) > 1 and isinstance(args[-1], int) else None
+        name = path_of(args[0], dir_fd)
+        if name is not None:
+            getattr(journal, method)(name)
+
+    return handle
+
+
+def _truncate(journal: Journal, args: tuple[Any, ...]) -> None:
+    name = path_of(args[0])
+    if name is not None:
+        journal.before_write(name, truncate=False)
+
+
+def path_of(value: Any, dir_fd: int | None = None) -> str | None:
+    """The absolute path an event names; None for a file descriptor."""
+    if isinstance(value, int) or value is None:
+        return None
+    try:
+        name = os.fsdecode(os.fspath(value))
+    except TypeError:
+        return None
+    if not os.path.isabs(name) and dir_fd is not None and dir_fd >= 0:
+        try:
+            base = os.readlink(f"/proc/self/fd/{dir_fd}")
+        except OSError:
+            return None
+        return os.path.normpath(os.path.join(base, name))
+    return os.path.abspath(name)
+
+
+_HANDLERS = {
+    "open": _open,
+    "os.rename": _rename,  # os.replace raises the same event
+    "os.remove": _one_path("before_remove"),
+    "os.rmdir": _one_path("before_remove"),
+    "os.mkdir": _one_path("before_create"),
+    "os.truncate": _truncate,
+    "shutil.rmtree": _one_path("before_rmtree"),
+    "os.link": lambda j, a: _one_path("before_create")(j, (a[1], a[3])),
+    "os.symlink": lambda j, a: _one_path("before_create")(j, (a[1], a[2])),
+}

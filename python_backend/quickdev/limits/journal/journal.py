@@ -1,0 +1,139 @@
+"""The first change to each path: what was there is recorded (and put aside) before it happens.
+
+Only the first touch of a path matters: from then on the job owns it until the end,
+when ``restore`` puts the original back. The record reaches the disk before the
+original is moved, and the original is moved before the job's change happens.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+from quickdev.limits.journal import backup
+from quickdev.limits.journal.claims import Claims
+from quickdev.limits.journal.records import JournalLog, Record
+from quickdev.limits.journal.scope import Scope
+from quickdev.rundir.layout import BACKUPS_DIR
+
+
+class JournalRefused(PermissionError):
+    """The original could not be put aside, so the change is refused (one line)."""
+
+
+class Journal:
+    def __init__(self, run_dir: Path, log: JournalLog, scope: Scope, claims: Claims) -> None:
+        self.run_dir = run_dir
+        self.backups = run_dir / BACKUPS_DIR
+        self.log = log
+        self.scope = scope
+        self.claims = claims
+        self._seen: set[str] = set()
+        # Inodes a hard-link backup shares with a live path: changing one in place
+        # would change the backup too, so such a backup becomes a copy first.
+        self._linked: dict[tuple[int, int], Path] = {}
+        self._lock = threading.RLock()
+        self._count = 0
+
+    # What the job is about to do, one method per kind of change.
+    def before_write(self, path: str, *, truncate: bool) -> None:
+        self._touch(path, "replace" if truncate else "update")
+
+    def before_remove(self, path: str) -> None:
+        self._touch(path, "keep")
+
+    def before_rename(self, src: str, dst: str) -> None:
+        self._touch(src, "keep", tree=True)
+        self._touch(dst, "keep")
+
+    def before_create(self, path: str) -> None:
+        self._touch(path, "keep")
+
+    def before_rmtree(self, path: str) -> None:
+        self._touch(path, "keep", tree=True)
+
+    def _touch(self, path: str, action: str, *, tree: bool = False) -> None:
+        if not self.scope.keeps(path):
+            return
+        with self._lock:
+            if path in self._seen:
+                if action == "update":
+                    self._unshare(path)
+                return
+            st = _lstat(path)
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                self._record_dir(path, tree)
+                return
+            owner = self.claims.owner_of(path)
+            if owner is not None:
+                self._append({"kind": "shared", "path": path, "owner": owner})
+            elif st is None:
+                self._append({"kind": "absent", "path": path})
+            else:
+                self._put_aside(path, st, action)
+            self._seen.add(path)
+
+    def _record_dir(self, path: str, tree: bool) -> None:
+        self._append({"kind": "dir", "path": path})
+        self._seen.add(path)
+        if not tree:
+            return
+        # A folder that is removed or moved as a whole: every file in it is linked aside
+        # (no copy), so the job's rmtree or rename proceeds on the originals' other names.
+        for root, dirs, files in os.walk(path):
+            for name in dirs:
+                self._touch(os.path.join(root, name), "keep")
+            for name in files:
+                self._touch(os.path.join(root, name), "keep")
+
+    def _put_aside(self, path: str, st: os.stat_result, action: str) -> None:
+        self._count += 1
+        aside = self.backups / f"{self._count}-{os.path.basename(path)}"
+        how = {"replace": "rename", "keep": "link", "update": "copy"}[action]
+        self._append({"kind": "file", "path": path, "backup": str(aside), "how": how})
+        try:
+            self.backups.mkdir(exist_ok=True)
+            if action == "replace":
+                how = backup.rename_aside(path, aside)
+                if how == "rename" and not stat.S_ISLNK(st.st_mode):
+                    _recreate_empty(path, st)
+            elif action == "keep":
+                how = backup.link_aside(path, aside)
+            else:
+                how = backup.copy_aside(path, aside)
+        except OSError as exc:
+            raise JournalRefused(
+                f"quickdev: cannot keep a copy of {path} before the job changes it "
+                f"({exc.strerror or exc}); the file was left as it was"
+            ) from None
+        if how == "link":
+            self._linked[(st.st_dev, st.st_ino)] = aside
+
+    def _unshare(self, path: str) -> None:
+        st = _lstat(path)
+        if st is None:
+            return
+        aside = self._linked.pop((st.st_dev, st.st_ino), None)
+        if aside is not None:
+            fresh = aside.with_name(aside.name + ".own")
+            backup.copy_aside(str(aside), fresh)
+            os.replace(fresh, aside)
+
+    def _append(self, record: Record) -> None:
+        self.log.append(record)
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _recreate_empty(path: str, st: os.stat_result) -> None:
+    """After a rename aside the path is empty, as a truncating open would leave it anyway;
+    an open without O_CREAT (``os.open(p, O_WRONLY | O_TRUNC)``) still finds a file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(st.st_mode))
+    os.close(fd)

@@ -1,0 +1,97 @@
+"""The journal's log on disk: one JSON object a line, appended and fsynced before each change.
+
+Record kinds (``path`` is absolute):
+
+- ``start``  ``{"pid", "cwd", "run_dir"}``: the first line.
+- ``absent`` nothing was at ``path``: whatever is there at the end is the job's.
+- ``file``   the original is kept at ``backup`` (``how``: rename, link or copy); a
+  backup that does not exist means the change never happened.
+- ``dir``    a directory was at ``path``; it is made again if the job removed it.
+- ``shared`` another running job (``owner``, a run directory) holds the original.
+
+The job holds an exclusive ``flock`` on its log while it runs: the kernel drops it when
+the process dies, however it dies, so "is the writer alive" needs no pid file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from quickdev.rundir.locks import held, hold
+
+Record = dict[str, Any]
+
+
+class JournalLog:
+    """The running job's own log: created, locked and synced before the first change."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        hold(self._fd)
+        _fsync_dir(path.parent)
+
+    def append(self, record: Record) -> None:
+        append_line(self._fd, record)
+
+    def finish(self, done_path: Path) -> None:
+        """The tree is restored: the log is renamed, so no later command replays it."""
+        os.rename(self.path, done_path)
+        self.close()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # releases the lock
+            self._fd = -1
+
+
+def append_line(fd: int, record: Record) -> None:
+    os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+    os.fsync(fd)
+
+
+def append_to(path: Path, record: Record) -> None:
+    """Append to another job's log (a handover); O_APPEND keeps the line whole."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        append_line(fd, record)
+    finally:
+        os.close(fd)
+
+
+def read_records(path: Path) -> list[Record]:
+    """Every whole record; a line torn by a power cut is the last one and is left out."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    records = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("kind"), str):
+            records.append(record)
+    return records
+
+
+def writer_alive(path: Path) -> bool:
+    """Whether the job that writes the log ``path`` is running."""
+    return held(path)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,58 @@
+"""After a job was killed (SIGKILL, a power cut): finish its restore, and say so in one line.
+
+The next ``quickdev`` command and the language server at start look for logs that
+were never finished (``journal.log`` still there) whose job is no longer running
+(its lock is free), and restore from them exactly as the job would have. Torch-free:
+the language server runs this.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from quickdev.limits.journal.claims import Claims
+from quickdev.limits.journal.records import read_records, writer_alive
+from quickdev.limits.journal.restore import restore
+from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE
+from quickdev.rundir.result import Output, read_result
+
+
+def recover(runs_root: Path) -> list[str]:
+    """Restore every killed job's changes under ``runs_root``; one line per job restored."""
+    lines = []
+    try:
+        logs = sorted(runs_root.glob(f"*/{JOURNAL_FILE}"))
+    except OSError:
+        return []
+    for log in logs:
+        if writer_alive(log):
+            continue
+        run_dir = log.parent
+        claims = Claims(run_dir)
+        with claims.locked():
+            if not log.exists() or writer_alive(log):
+                continue  # another command got there first
+            done = restore(run_dir, read_records(log), claims)
+            _note_in_result(run_dir, done.outputs)
+            if not done.problems:
+                os.replace(log, run_dir / JOURNAL_DONE)
+        line = (
+            f"quickdev: put back {done.originals} file(s) that the killed run {run_dir.name} "
+            f"had changed; its own {len(done.outputs)} file(s) are in {run_dir}"
+        )
+        if done.problems:
+            line += f" ({len(done.problems)} could not be restored: {done.problems[0]})"
+        lines.append(line)
+    return lines
+
+
+def _note_in_result(run_dir: Path, outputs: list[Output]) -> None:
+    result = read_result(run_dir)
+    if result is None:
+        return
+    if result.status == "running":
+        result.status = "killed"
+        result.stop_reason = "killed; a later quickdev command restored the files"
+    result.outputs += outputs
+    result.write(run_dir)

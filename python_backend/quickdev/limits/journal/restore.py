@@ -1,0 +1,155 @@
+"""Put the user's tree back as the records say it was; keep the job's versions in the run dir.
+
+Used at the end of every job and by recovery after a job was killed, from the log on
+disk, so both do exactly the same. Steps, in order:
+
+1. the job's versions move into ``RUN_DIR/outputs/<path relative to the cwd>``
+   (renames: no bytes copied); folders the job created move as a whole;
+2. originals come back from their backups, folders the job removed are made again;
+3. an original that another running job shares is handed over to it instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from quickdev.limits.journal.claims import Claims
+from quickdev.limits.journal.records import Record, append_to
+from quickdev.rundir.layout import BACKUPS_DIR, OUTPUTS_DIR
+from quickdev.rundir.result import Output
+
+
+@dataclass
+class Restored:
+    outputs: list[Output] = field(default_factory=list)
+    originals: int = 0  # files and folders put back as they were
+    problems: list[str] = field(default_factory=list)
+
+
+def originals(records: list[Record]) -> dict[str, Record]:
+    """Each path's state before the job: its first record that took effect."""
+    first: dict[str, Record] = {}
+    for record in records:
+        path = record.get("path")
+        if not isinstance(path, str) or (path in first and first[path]["kind"] != "shared"):
+            continue
+        if record["kind"] == "file" and not os.path.lexists(record.get("backup", "")):
+            continue  # the backup never happened, so neither did the change
+        if record["kind"] in ("absent", "file", "dir", "shared"):
+            first[path] = record
+    return first
+
+
+def restore(run_dir: Path, records: list[Record], claims: Claims) -> Restored:
+    cwd = next((r["cwd"] for r in records if r["kind"] == "start"), os.getcwd())
+    outputs_root = run_dir / OUTPUTS_DIR
+    done = Restored()
+    state = originals(records)
+    by_depth = sorted(state, key=lambda p: p.count(os.sep))
+    # Running jobs that wrote a path after this one: they keep it, and its original.
+    sharers = {path: claims.sharers(path) for path in by_depth if state[path]["kind"] != "dir"}
+    for path in by_depth:
+        record = state[path]
+        try:
+            kept = _kept_at(outputs_root, cwd, path)
+            _take_job_version(path, record, kept, bool(sharers.get(path)), done)
+        except OSError as exc:
+            done.problems.append(f"cannot move the job's {path} into the run directory ({exc})")
+    for path in by_depth:
+        record = state[path]
+        try:
+            done.originals += _put_back(path, record, run_dir, sharers.get(path, []))
+        except OSError as exc:
+            done.problems.append(f"cannot restore {path} ({exc})")
+    return done
+
+
+def _take_job_version(path: str, record: Record, kept: Path, shared: bool, done: Restored) -> None:
+    kind = record["kind"]
+    if kind == "dir" or not os.path.lexists(path):
+        if kind == "file":
+            done.outputs.append(Output(requested=path, written=None, change="deleted"))
+        return
+    if kind == "file" and _same_file(path, record["backup"]):
+        return  # linked aside and never changed (a failed remove)
+    change = "created" if kind == "absent" else "changed"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "shared" or shared:
+        _link_or_copy(path, kept)  # another job keeps the path; this job keeps its view
+    else:
+        _move(path, kept)
+    files = [kept] if not kept.is_dir() else sorted(p for p in kept.rglob("*") if not p.is_dir())
+    done.outputs.extend(
+        Output(requested=os.path.join(path, os.path.relpath(f, kept)) if f != kept else path,
+               written=str(f), change=change)
+        for f in files
+    )  # fmt: skip
+
+
+def _put_back(path: str, record: Record, run_dir: Path, sharers: list[Path]) -> int:
+    kind = record["kind"]
+    if kind == "absent" and sharers:
+        append_to(sharers[0], {"kind": "absent", "path": path, "how": "handover"})
+        return 0
+    if kind == "dir":
+        if os.path.isdir(path):
+            return 0
+        os.makedirs(path, exist_ok=True)
+        return 1
+    if kind != "file":
+        return 0
+    aside = Path(record["backup"])
+    if sharers:
+        # The other job keeps writing here; it restores this original when it ends.
+        log = sharers[0]
+        moved = log.parent / BACKUPS_DIR / f"from-{run_dir.name}-{aside.name}"
+        moved.parent.mkdir(exist_ok=True)
+        os.rename(aside, moved)
+        append_to(log, {"kind": "file", "path": path, "backup": str(moved), "how": "handover"})
+        return 0
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.replace(aside, path)
+    return 1
+
+
+def _kept_at(outputs_root: Path, cwd: str, path: str) -> Path:
+    relative = os.path.relpath(path, cwd)
+    if relative.startswith(os.pardir):
+        relative = Path(path).relative_to(Path(path).anchor).as_posix()
+    return outputs_root / relative
+
+
+def _move(src: str, dst: Path) -> None:
+    if dst.is_dir() and os.path.isdir(src):
+        for name in os.listdir(src):
+            _move(os.path.join(src, name), dst / name)
+        os.rmdir(src)
+        return
+    try:
+        os.replace(src, dst)
+    except OSError:
+        shutil.move(src, dst)  # another file system: the one case with a copy
+
+
+def _link_or_copy(src: str, dst: Path) -> None:
+    if os.path.isdir(src):
+        shutil.copytree(src, dst, copy_function=_link_or_copy_file, dirs_exist_ok=True)
+    else:
+        _link_or_copy_file(src, str(dst))
+
+
+def _link_or_copy_file(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _same_file(path: str, other: str) -> bool:
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return False

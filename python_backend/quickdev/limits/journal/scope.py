@@ -1,0 +1,43 @@
+"""Which paths the journal keeps: the user's files, not the machinery's.
+
+Everything under the job's working directory is the user's tree, except quick-dev's
+own runs root. Outside it, a job also writes where nobody keeps anything by hand:
+the Python installation (bytecode), caches (``~/.cache``: torch hub, datasets), the
+temporary directory, and the kernel's pseudo file systems. Those are left alone;
+anything else the job touches (a checkpoint in ``~/models``) is journaled too.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+_SYSTEM = ("/dev", "/proc", "/sys", "/run")
+
+
+class Scope:
+    def __init__(self, cwd: Path, runs_root: Path) -> None:
+        self.cwd = _dir_prefix(cwd)
+        self.runs_root = _dir_prefix(runs_root)
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        places = [*_SYSTEM, tempfile.gettempdir(), cache, sys.prefix, sys.base_prefix]
+        places += [p for p in sysconfig.get_paths().values() if p]
+        places += [p for p in [*site.getsitepackages(), site.getusersitepackages()] if p]
+        self.elsewhere = tuple(sorted({_dir_prefix(Path(p)) for p in places}))
+
+    def keeps(self, path: str) -> bool:
+        """Whether a change at the absolute, normalized ``path`` is journaled."""
+        if path.startswith(self.runs_root) or path + os.sep == self.runs_root:
+            return False
+        if path.startswith(self.cwd):
+            return True
+        return not path.startswith(self.elsewhere)
+
+
+def _dir_prefix(path: Path) -> str:
+    text = os.path.abspath(path)
+    return text if text.endswith(os.sep) else text + os.sep

@@ -1,0 +1,55 @@
+"""The run history on disk: ``quickdev.deleteRun``, and finishing the restore of killed jobs.
+
+A job killed mid-run (SIGKILL, a power cut) leaves the user's files changed until a
+quickdev command puts them back; the language server does so when it starts, for the
+runs directory of each workspace folder, and says so in one line per run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from lsprotocol import types
+
+from quickdev.limits.journal.recover import recover
+from quickdev.rundir.retention import delete_run
+from quickdev.server.app import QuickdevServer
+from quickdev.server.commands import Answer, CommandError, parse_argument, register
+from quickdev.server.jobs import FINISHED
+from quickdev.server.log import log
+from quickdev.server.runs import RunId, runs_of
+
+
+def setup(server: QuickdevServer) -> None:
+    register(server, "quickdev.deleteRun", delete)
+
+
+async def delete(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
+    run_id = parse_argument(argument, RunId).runId
+    found = runs_of(ls).find(run_id)
+    if found.run is not None and found.run.status not in FINISHED:
+        raise CommandError(f"run {run_id} is still running; cancel it first")
+    try:
+        await asyncio.to_thread(delete_run, found.run_dir)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot delete {found.run_dir} ({exc.strerror or exc})") from None
+    runs_of(ls).jobs.runs.pop(run_id, None)
+    return {"deleted": run_id}
+
+
+async def recover_at_start(ls: QuickdevServer) -> None:
+    """Put back what killed jobs left changed, in every workspace folder's runs directory."""
+    for runs_dir in runs_of(ls).known_runs_dirs():
+        try:
+            lines = await asyncio.to_thread(recover, runs_dir)
+        except Exception:
+            log.exception("restoring the files of killed jobs under %s failed", runs_dir)
+            continue
+        for line in lines:
+            log.info("%s", line)
+            ls.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Info, message=line)
+            )
