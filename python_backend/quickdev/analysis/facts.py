@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from quickdev.analysis.knobs import knob_from_call
+from quickdev.analysis.knobs import knob_from_assign, knob_from_call
 from quickdev.analysis.model import Knob
 
 TRAINER_METHODS = frozenset({"fit", "validate", "test"})
@@ -77,6 +77,9 @@ def statement_facts(stmt: ast.stmt) -> StatementFacts:
 
     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
         functions.append(_function_fact(stmt, rel))
+    global_knob = knob_from_assign(stmt)
+    if global_knob is not None:
+        knobs.append(_relative_knob(global_knob, rel))
     top_level_nodes = _outside_functions(stmt)
     for node in ast.walk(stmt):
         if isinstance(node, ast.ClassDef):
@@ -207,7 +210,7 @@ def _outside_functions(stmt: ast.stmt) -> set[int]:
 
 
 def _relative_knob(knob: Knob, rel: _Rel) -> Knob:
-    return Knob(knob.kind, knob.flag, rel(knob.line), knob.is_switch, knob.default)
+    return replace(knob, line=rel(knob.line))
 
 
 def shift_facts(facts: StatementFacts, from_line: int, delta: int) -> StatementFacts:

@@ -28,6 +28,19 @@ KNOB_NAMES: dict[str, KnobKind] = {
         ],
         "steps",
     ),
+    **dict.fromkeys(
+        [
+            "eval_iters",
+            "eval_steps",
+            "eval_batches",
+            "num_eval_batches",
+            "val_batches",
+            "val_steps",
+            "eval_iterations",
+            "max_eval_steps",
+        ],
+        "eval_iters",
+    ),
     **dict.fromkeys(["num_workers", "workers", "n_workers", "dataloader_workers"], "workers"),
     **dict.fromkeys(
         ["batch_size", "bs", "train_batch_size", "per_device_train_batch_size"], "batch_size"
@@ -36,6 +49,24 @@ KNOB_NAMES: dict[str, KnobKind] = {
 }
 
 SMALL_BATCH_SIZE = 8
+
+
+def knob_from_assign(stmt: ast.stmt) -> Knob | None:
+    """``eval_iters = 200`` at module level (nanoGPT-style configuration by globals)."""
+    if not (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, int)
+        and not isinstance(stmt.value.value, bool)
+    ):
+        return None
+    name = stmt.targets[0].id
+    kind = KNOB_NAMES.get(name.lower())
+    if kind not in ("epochs", "steps", "eval_iters"):
+        return None
+    return Knob(kind, name, stmt.lineno, False, stmt.value.value, is_global=True)
 
 
 def knob_from_call(call: ast.Call) -> Knob | None:

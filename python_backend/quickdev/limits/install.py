@@ -28,7 +28,7 @@ def install_limits(
     eager.install(patcher)
     loaders.install(patcher, recorder, batches)
     if not options.no_limits:
-        epochs.install(patcher, recorder.one_epoch_options)
+        epochs.install(patcher, recorder.one_epoch_options, budget.allow_epochs)
     steps.install(patcher, recorder)
     # Dependencies, in order: saves wraps the torch.load that device_map installed (a
     # redirected checkpoint is still mapped to the CPU); Lightning's Trainer saves
@@ -39,10 +39,14 @@ def install_limits(
     saves.install(patcher, redirector)
     LightningLimits(run_dir, batches, budget, cpu_only, redirector).install(patcher)
     log.info(
-        "limits: batches=%s max_steps=%s timeout_s=%s device=%s",
+        "limits: batches=%s max_steps=%s timeout_s=%s train_passes=%s loop_steps=%s "
+        "eval_forwards=%s device=%s",
         batches,
-        options.max_steps,
-        options.timeout_s,
+        budget.max_steps,
+        budget.timeout_s,
+        budget.train_passes,
+        budget.loop_steps,
+        budget.eval_forwards,
         device,
     )
     return recorder, device
