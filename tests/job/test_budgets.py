@@ -117,3 +117,46 @@ def test_terminal_summary_names_the_budget_and_the_knob(run_quickdev: Any, proje
     assert run.returncode == 0, run.stderr
     assert "stopped: eval_forwards (20 evaluation forwards in a row" in run.stderr
     assert "advice: eval_iters (default 200)" in run.stderr
+
+
+def test_hf_trainer_runs_one_limited_epoch_into_the_run_dir(
+    run_quickdev: Any, project: Path
+) -> None:
+    result = _run(run_quickdev, project, "hf_trainer.py")
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed"), result["error"]
+    assert result["optimizer_steps"] == 2
+    hf = Path(result["run_dir"]) / "hf"
+    assert list(hf.rglob("events.out.tfevents.*")), "TensorBoard logs in the run dir"
+    assert (hf / "out" / "final" / "model.safetensors").is_file()
+    assert (hf / "out" / "pretrained" / "model.safetensors").is_file()
+    assert list(hf.glob("out/checkpoint-2/*")), "the epoch's checkpoint in the run dir"
+    for loader in result["loaders"]:
+        assert loader["batches"] <= 2 * loader["passes"]
+
+
+def test_accelerate_loop_stops_after_one_epoch_and_saves_in_the_run_dir(
+    run_quickdev: Any, project: Path
+) -> None:
+    result = _run(run_quickdev, project, "accelerate_loop.py", "--train-passes", "0")
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed"), result["error"]
+    assert result["optimizer_steps"] == 10  # 5 epochs of 2 batches: the pass budget is off
+    result = _run(run_quickdev, project, "accelerate_loop.py")
+    assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
+    assert result["optimizer_steps"] == 2
+
+
+def test_accelerate_saves_go_to_the_run_dir(run_quickdev: Any, project: Path) -> None:
+    result = _run(run_quickdev, project, "accelerate_loop.py", "--train-passes", "5")
+    assert result["status"] == "passed", result["error"]
+    hf = Path(result["run_dir"]) / "hf"
+    assert (hf / "checkpoints" / "model" / "model.safetensors").is_file()
+    assert list((hf / "checkpoints" / "state").iterdir())
+
+
+def test_fabric_loop_on_cpu_saves_and_logs_in_the_run_dir(run_quickdev: Any, project: Path) -> None:
+    result = _run(run_quickdev, project, "fabric_loop.py")
+    assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
+    assert result["optimizer_steps"] == 2
+    run_dir = Path(result["run_dir"])
+    assert (run_dir / "outputs" / "checkpoints" / "last.ckpt").is_file()
+    assert list((run_dir / "lightning" / "logs").rglob("events.out.tfevents.*"))

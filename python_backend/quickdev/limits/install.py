@@ -6,8 +6,9 @@ import logging
 from pathlib import Path
 
 from quickdev.events import EventHub
-from quickdev.limits import device_map, eager, epochs, loaders, saves, steps
+from quickdev.limits import device_map, eager, epochs, fabric, loaders, saves, steps
 from quickdev.limits.budget import Budget
+from quickdev.limits.hf import HuggingFaceLimits
 from quickdev.limits.lightning import LightningLimits
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
@@ -31,13 +32,17 @@ def install_limits(
         epochs.install(patcher, recorder.one_epoch_options, budget.allow_epochs)
     steps.install(patcher, recorder)
     # Dependencies, in order: saves wraps the torch.load that device_map installed (a
-    # redirected checkpoint is still mapped to the CPU); Lightning's Trainer saves
-    # through the same redirector and hands its step budget to the Trainer.
+    # redirected checkpoint is still mapped to the CPU); Lightning's Trainer, Fabric and
+    # Hugging Face's Trainer save through the same redirector; Fabric reuses Lightning's
+    # logger redirection.
     if cpu_only:
         device_map.install(patcher)
     redirector = saves.SaveRedirector(run_dir, recorder)
     saves.install(patcher, redirector)
-    LightningLimits(run_dir, batches, budget, cpu_only, redirector).install(patcher)
+    lightning = LightningLimits(run_dir, batches, budget, cpu_only, redirector)
+    lightning.install(patcher)
+    fabric.install(patcher, lightning)
+    HuggingFaceLimits(run_dir, batches, budget, cpu_only, redirector).install(patcher)
     log.info(
         "limits: batches=%s max_steps=%s timeout_s=%s train_passes=%s loop_steps=%s "
         "eval_forwards=%s device=%s",

@@ -10,17 +10,14 @@ Lightning never pays for importing it.
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import importlib.machinery
 import logging
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from quickdev.limits.budget import Budget
+from quickdev.limits.import_hook import when_imported
 from quickdev.limits.patching import Patcher
 from quickdev.limits.saves import SaveRedirector
 from quickdev.rundir.layout import LIGHTNING_DIR
@@ -46,13 +43,7 @@ class LightningLimits:
         self.redirector = redirector
 
     def install(self, patcher: Patcher) -> None:
-        for name in TRAINER_MODULES:
-            module = sys.modules.get(name)
-            if module is not None:  # already imported (in-process API)
-                self.patch_trainer(module, patcher)
-        finder = _TrainerImportHook(self, patcher)
-        sys.meta_path.insert(0, finder)
-        patcher.on_undo(lambda: sys.meta_path.remove(finder))
+        when_imported(patcher, TRAINER_MODULES, lambda module: self.patch_trainer(module, patcher))
 
     def patch_trainer(self, module: ModuleType, patcher: Patcher) -> None:
         trainer_cls = module.Trainer
@@ -135,36 +126,3 @@ class LightningLimits:
 
     def _moved(self, kind: str, path: str | os.PathLike[str]) -> Path:
         return self.redirector.redirect(path, self.root / kind)
-
-
-class _TrainerImportHook(importlib.abc.MetaPathFinder):
-    """Patches the Trainer right after its module executes."""
-
-    def __init__(self, limits: LightningLimits, patcher: Patcher) -> None:
-        self.limits = limits
-        self.patcher = patcher
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in TRAINER_MODULES:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                self._wrap_loader(spec)
-                return spec
-        return None
-
-    def _wrap_loader(self, spec: importlib.machinery.ModuleSpec) -> None:
-        loader = spec.loader
-        original_exec = loader.exec_module  # type: ignore[union-attr]
-        hook = self
-
-        def exec_module(module: ModuleType) -> None:
-            original_exec(module)
-            hook.limits.patch_trainer(module, hook.patcher)
-
-        loader.exec_module = exec_module  # type: ignore[union-attr, method-assign]

@@ -32,6 +32,9 @@ class Recorder:
         self._last_step_at = time.perf_counter()
         self._batches_seen = 0  # DataLoader batches of every loader, for "fed by a loader?"
         self._open_passes = 0  # DataLoader passes under way
+        # A loader wrapper that reads one batch ahead (accelerate) ends the pass before
+        # the step on its last batch: that step still took a DataLoader batch.
+        self._pass_ended_since_step = False
         self._batches_at_eval = 0
         self._evals_in_a_row = 0
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
@@ -51,6 +54,7 @@ class Recorder:
 
     def pass_ended(self, stats: LoaderStats, steps_at_start: int) -> None:
         self._open_passes -= 1
+        self._pass_ended_since_step = True
         if self.steps > steps_at_start:
             self._training_passes[id(stats)] = self._training_passes.get(id(stats), 0) + 1
 
@@ -64,17 +68,21 @@ class Recorder:
     def in_loop_without_loader(self) -> bool:
         """Whether a step taken now takes its batch from no DataLoader (none is being
         iterated: hand-made batches, or one batch taken once and reused)."""
-        return self._open_passes == 0
+        return self._open_passes == 0 and not self._pass_ended_since_step
 
-    def train_step(self) -> None:
+    def train_step(self) -> bool:
+        """Count a step; True when it took no DataLoader batch (a loop step)."""
         now = time.perf_counter()
-        if self.in_loop_without_loader():
+        loop_step = self.in_loop_without_loader()
+        if loop_step:
             self.loop_steps += 1
+        self._pass_ended_since_step = False
         self._evals_in_a_row = 0
         self.steps += 1
         self.hub.train_step(self.steps, now - self._last_step_at)
         self._last_step_at = now
         self.budget.check_time()
+        return loop_step
 
     def eval_forward(self) -> None:
         """Before a forward of the model in eval mode or without grad; stops the job before

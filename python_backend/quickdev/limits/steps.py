@@ -32,9 +32,9 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
         original_init(optimizer, *args, **kwargs)
 
     def after_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
-        recorder.train_step()
+        loop_step = recorder.train_step()
         recorder.budget.check_steps(recorder.steps)
-        if recorder.in_loop_without_loader():
+        if loop_step:
             recorder.budget.check_loop_steps(recorder.loop_steps)
 
     patcher.set(Optimizer, "__init__", __init__)

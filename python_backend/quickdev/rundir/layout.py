@@ -26,6 +26,7 @@ TRACE_SUFFIX = ".pt.trace.json.gz"  # torch-tb-profiler's <worker>.<ns>.pt.trace
 TRACE_GLOB = "*.pt.trace.json*"
 OUTPUTS_DIR = "outputs"  # files the script saved, redirected from where it asked
 LIGHTNING_DIR = "lightning"  # Lightning's default_root_dir (logs, checkpoints)
+HF_DIR = "hf"  # transformers/accelerate outputs: output_dir, saved models, states
 
 
 def rank_dir_name(rank: int) -> str:
