@@ -13,6 +13,8 @@ export interface LensSettings {
 export interface QuickdevSettings {
   python: string;
   batches: number;
+  /** 0: the script's own batch size; else passed to its --batch-size-like option. */
+  batchSize: number;
   runsDir: string;
   lenses: LensSettings;
 }
@@ -20,6 +22,7 @@ export interface QuickdevSettings {
 export const SETTING_KEYS: readonly (keyof QuickdevSettings)[] = [
   "python",
   "batches",
+  "batchSize",
   "runsDir",
   "lenses",
 ];

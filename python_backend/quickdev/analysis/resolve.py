@@ -82,7 +82,7 @@ def resolve(statements: Iterable[Located]) -> Analysis:
         entry_points=tuple(sorted(entries, key=lambda e: e.line)),
         steps=tuple(sorted(steps, key=lambda s: s.line)),
         knobs=tuple(sorted(knobs, key=lambda k: k.line)),
-        uses_lightning_trainer=bool(fits),
+        uses_lightning_trainer=any(fit.lightning for _, fit in fits),
     )
 
 

@@ -40,6 +40,13 @@ def parse_settings(raw: object) -> tuple[Settings, list[str]]:
         problems.append(f"quickdev.batches must be a whole number ≥ 1, got {batches!r}; using 2")
         batches = default.batches
 
+    batch_size: Any = raw.get("batchSize", default.batch_size)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 0:
+        problems.append(
+            f"quickdev.batchSize must be a whole number ≥ 0, got {batch_size!r}; using 0"
+        )
+        batch_size = default.batch_size
+
     runs_dir: Any = raw.get("runsDir", default.runs_dir)
     if not isinstance(runs_dir, str) or not runs_dir.strip():
         problems.append("quickdev.runsDir must be a folder path; using .quickdev/runs")
@@ -58,9 +65,14 @@ def parse_settings(raw: object) -> tuple[Settings, list[str]]:
     else:
         problems.append("quickdev.lenses must be an object of booleans; ignored")
 
-    return Settings(python=python or None, batches=batches, runs_dir=runs_dir, lenses=lenses), (
-        problems
+    settings = Settings(
+        python=python or None,
+        batches=batches,
+        batch_size=batch_size,
+        runs_dir=runs_dir,
+        lenses=lenses,
     )
+    return settings, problems
 
 
 def setup(server: QuickdevServer) -> None:

@@ -24,6 +24,7 @@ T = TypeVar("T")
 class Settings:
     python: str | None = None  # interpreter for jobs; None: the server's own
     batches: int = DEFAULT_BATCHES
+    batch_size: int = 0  # 0: the script's own; else passed to its --batch-size-like option
     runs_dir: str = str(DEFAULT_RUNS_DIR)  # relative paths are under each workspace folder
     lenses: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(LENS_KINDS, True))
 
