@@ -36,6 +36,7 @@ export function readSettings(): QuickdevSettings {
   return {
     python: get<string>("python"),
     batches: get<number>("batches"),
+    batchSize: get<number>("batchSize"),
     runsDir: get<string>("runsDir"),
     keepOutputs: get<boolean>("keepOutputs"),
     lenses: get<LensSettings>("lenses"),

@@ -13,6 +13,8 @@ export interface LensSettings {
 export interface QuickdevSettings {
   python: string;
   batches: number;
+  /** 0: the script's own batch size; else passed to its --batch-size-like option. */
+  batchSize: number;
   runsDir: string;
   keepOutputs: boolean;
   lenses: LensSettings;
@@ -21,6 +23,7 @@ export interface QuickdevSettings {
 export const SETTING_KEYS: readonly (keyof QuickdevSettings)[] = [
   "python",
   "batches",
+  "batchSize",
   "runsDir",
   "keepOutputs",
   "lenses",

@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import NoReturn
 
 from quickdev import __version__
-from quickdev.options import DEFAULT_BATCHES, ProfileOptions, RunOptions
+from quickdev.options import (
+    DEFAULT_BATCHES,
+    DEFAULT_EVAL_FORWARDS,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TRAIN_PASSES,
+    ProfileOptions,
+    RunOptions,
+)
 from quickdev.processes import EXIT_USAGE
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 from quickdev.rundir.retention import RETENTION
@@ -65,6 +72,10 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _seconds_or_off(text: str) -> float:
+    return 0.0 if text.strip() in ("0", "0.0") else _seconds(text)
+
+
 def parse_address(text: str) -> tuple[str, int]:
     """``[HOST:]PORT`` as debugpy's own command line takes it; the host defaults to loopback."""
     host, _, port_text = text.rpartition(":")
@@ -103,7 +114,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-steps", type=_positive_int, help="stop after N training steps (status 'stopped')"
     )
     limits.add_argument(
-        "--timeout", type=_seconds, metavar="SECONDS", help="stop after this wall-clock time"
+        "--timeout",
+        type=_seconds_or_off,
+        metavar="SECONDS",
+        help=f"stop after this wall-clock time (default {DEFAULT_TIMEOUT_S:g}, none when "
+        "debugging; 0: none)",
+    )
+    limits.add_argument(
+        "--train-passes",
+        type=_non_negative_int,
+        metavar="N",
+        help=f"passes over a loader that training steps come from (default {DEFAULT_TRAIN_PASSES}; "
+        "0: no bound)",
+    )
+    limits.add_argument(
+        "--loop-steps",
+        type=_non_negative_int,
+        metavar="N",
+        help="training steps that take no DataLoader batch (default: --max-steps, else "
+        "--batches; 0: no bound)",
+    )
+    limits.add_argument(
+        "--eval-forwards",
+        type=_non_negative_int,
+        metavar="N",
+        help="eval-mode/no-grad forwards in a row that no DataLoader feeds (default "
+        f"{DEFAULT_EVAL_FORWARDS}; 0: no bound)",
     )
     limits.add_argument("--device", choices=["auto", "cpu"], default="auto")
     limits.add_argument(
@@ -244,6 +280,9 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         batches=ns.batches,
         max_steps=ns.max_steps,
         timeout_s=ns.timeout,
+        train_passes=ns.train_passes,
+        loop_steps=ns.loop_steps,
+        eval_forwards=ns.eval_forwards,
         device=ns.device,
         runs_dir=ns.runs_dir,
         name=ns.name,

@@ -14,6 +14,10 @@ from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 Device = Literal["auto", "cpu"]
 
 DEFAULT_BATCHES = 2
+# Budgets every job has unless told otherwise (see ``resolve_budgets``).
+DEFAULT_TRAIN_PASSES = 1
+DEFAULT_EVAL_FORWARDS = 20
+DEFAULT_TIMEOUT_S = 300.0
 
 
 @dataclass
@@ -40,7 +44,11 @@ class RunOptions:
     args: list[str] = field(default_factory=list)
     batches: int = DEFAULT_BATCHES
     max_steps: int | None = None
+    # None: the default budget; 0 switches a budget off (see resolve_budgets).
     timeout_s: float | None = None
+    train_passes: int | None = None
+    loop_steps: int | None = None
+    eval_forwards: int | None = None
     device: Device = "auto"
     runs_dir: Path = DEFAULT_RUNS_DIR
     name: str | None = None
@@ -55,3 +63,44 @@ class RunOptions:
     keep_outputs: bool = False
     nproc: int = 1  # > 1: local ranks under torch.distributed.run, a result each plus a merged one
     debug_rank: int | None = None  # with nproc > 1: the one rank that runs under debugpy
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """The budgets one job runs under, defaults applied; None means no bound."""
+
+    max_steps: int | None
+    timeout_s: float | None
+    train_passes: int | None  # passes over a loader that training steps were taken from
+    loop_steps: int | None  # training steps taken from no DataLoader (hand-made batches)
+    eval_forwards: int | None  # eval/no-grad forwards in a row that no DataLoader feeds
+
+
+def resolve_budgets(options: RunOptions) -> Budgets:
+    """The one place budget defaults are decided.
+
+    ``--no-limits`` keeps only what was asked for explicitly; a debug job gets no default
+    wall clock (a person stepping through code is not a runaway loop). A hand-made batch
+    is a batch, so loops without a DataLoader make ``--batches`` steps unless
+    ``--max-steps`` asks for more.
+    """
+
+    def pick(given: float | None, default: float | None) -> float | None:
+        if given is None:
+            return None if options.no_limits else default
+        return given or None
+
+    debugging = options.listen is not None or options.wait_for_client
+    timeout = pick(options.timeout_s, None if debugging else DEFAULT_TIMEOUT_S)
+    loop_default = options.max_steps or options.batches
+    return Budgets(
+        max_steps=options.max_steps,
+        timeout_s=timeout,
+        train_passes=_whole(pick(options.train_passes, DEFAULT_TRAIN_PASSES)),
+        loop_steps=_whole(pick(options.loop_steps, loop_default)),
+        eval_forwards=_whole(pick(options.eval_forwards, DEFAULT_EVAL_FORWARDS)),
+    )
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None else int(value)

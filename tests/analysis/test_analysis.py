@@ -39,14 +39,8 @@ def test_lightning_module_steps_entry_and_knobs() -> None:
     assert training.line == line_of(path, "def training_step")
     assert training.body_line == line_of(path, "x, y = batch")
 
-    assert suggested_args(result.knobs, batches=2) == [
-        "--max_epochs",
-        "1",
-        "--batch-size",
-        "8",
-        "--num-workers",
-        "0",
-    ]
+    # Only an explicit batch size setting passes an argument; the job keeps one epoch.
+    assert suggested_args(result.knobs, batch_size=8) == ["--batch-size", "8"]
 
 
 def test_plain_loop_without_main_guard() -> None:
@@ -75,15 +69,19 @@ def test_argparse_knobs_and_bare_main_call() -> None:
     flags = [k.flag for k in result.knobs]
     # --lr and --epochs-per-eval do not shorten a run.
     assert flags == ["--num_epochs", "--max-steps", "--workers", "--bs", "--smoke-test"]
-    assert suggested_args(result.knobs, batches=3) == [
-        "--num_epochs",
-        "1",
-        "--max-steps",
-        "3",
-        "--workers",
-        "0",
-        "--smoke-test",
-    ]  # --bs 4 is already small, so it is left alone
+    assert suggested_args(result.knobs, batch_size=2) == ["--bs", "2"]
+
+
+def test_module_level_constants_are_knobs_for_advice() -> None:
+    result = analyze_text(
+        "eval_iters = 200\nmax_iters = 5000\nlr = 3\nfor i in range(9):\n    pass\n"
+    )
+    knobs = [(k.kind, k.flag, k.line, k.default, k.is_global) for k in result.knobs]
+    assert knobs == [
+        ("eval_iters", "eval_iters", 0, 200, True),
+        ("steps", "max_iters", 1, 5000, True),
+    ]
+    assert suggested_args(result.knobs, batch_size=4) == []  # never passed as arguments
 
 
 def test_trainer_fit_at_top_level_is_an_entry() -> None:
@@ -166,3 +164,43 @@ def test_lone_carriage_returns_and_form_feeds_count_lines_like_the_parser() -> N
     source = "import torch\r\x0c\rif __name__ == '__main__':\r    pass\r"
     result = analyze_text(source)
     assert [(e.kind, e.line) for e in result.entry_points] == [("main_guard", 2)]
+
+
+@pytest.mark.parametrize(
+    "wrapper",
+    [
+        "try:\n{body}except KeyboardInterrupt:\n    print('stopped')\n",
+        "with torch.autograd.detect_anomaly():\n{body}",
+        "if TRAIN:\n{body}else:\n    pass\n",
+    ],
+    ids=["try", "with", "if"],
+)
+def test_a_loop_inside_a_top_level_block_is_an_entry(wrapper: str) -> None:
+    body = "    for epoch in range(100):\n        step(epoch)\n"
+    source = "import torch\nTRAIN = True\n" + wrapper.format(body=body)
+    result = analyze_text(source)
+    assert result.main_entry is not None
+    assert (result.main_entry.kind, result.main_entry.line) == ("top_level_loop", 2)
+
+
+def test_the_try_wrapped_idiom_gets_its_entry() -> None:
+    path = Path(__file__).parents[1] / "job" / "idioms" / "try_loop.py"
+    result = analyze_file(path)
+    assert result is not None and result.main_entry is not None
+    assert result.main_entry.line == path.read_text().splitlines().index("try:")
+
+
+@pytest.mark.parametrize(
+    ("source", "lightning"),
+    [
+        ("from lightning.pytorch.cli import LightningCLI\nLightningCLI(Model, Data)\n", True),
+        ("from transformers import Trainer\ntrainer = Trainer(model=m)\ntrainer.train()\n", False),
+    ],
+    ids=["LightningCLI", "hf-Trainer"],
+)
+def test_framework_entry_scripts(source: str, lightning: bool) -> None:
+    result = analyze_text(source)
+    assert result.main_entry is not None
+    assert result.main_entry.kind == "trainer_fit"
+    assert result.main_entry.line == source.count("\n") - 1
+    assert result.uses_lightning_trainer is lightning

@@ -217,7 +217,10 @@ def test_hand_written_sgd_counts_forward_passes(
 
 
 def test_char_lm_stops_at_timeout(run_quickdev: Any, examples_dir: Path, tmp_path: Path) -> None:
-    run = run_quickdev("--timeout", "5", str(examples_dir / "char_lm.py"), cwd=tmp_path)
+    # The loop-steps budget would end it first; switched off, the timeout must.
+    run = run_quickdev(
+        "--timeout", "5", "--loop-steps", "0", str(examples_dir / "char_lm.py"), cwd=tmp_path
+    )
     assert run.returncode == 0, run.stderr
     assert run.result["status"] == "stopped"
     assert run.result["stop_reason"] == "timeout"

@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from quickdev.limits.budget import Budget, StopJob
+from quickdev.limits.budget import StopJob
+
+from tests.support.budgets import make_budget
 
 
 def test_steps_stop_the_job_at_the_budget_not_before() -> None:
-    budget = Budget(max_steps=3, timeout_s=None)
+    budget = make_budget(max_steps=3, timeout_s=None)
     budget.check_steps(2)
     with pytest.raises(StopJob) as stopped:
         budget.check_steps(3)
@@ -18,11 +20,11 @@ def test_steps_stop_the_job_at_the_budget_not_before() -> None:
 
 
 def test_no_step_budget_never_stops() -> None:
-    Budget(max_steps=None, timeout_s=None).check_steps(10**9)
+    make_budget(max_steps=None, timeout_s=None).check_steps(10**9)
 
 
 def test_a_user_except_exception_cannot_swallow_the_stop() -> None:
-    budget = Budget(max_steps=1, timeout_s=None)
+    budget = make_budget(max_steps=1, timeout_s=None)
     with pytest.raises(StopJob):
         try:
             budget.check_steps(1)
@@ -31,18 +33,18 @@ def test_a_user_except_exception_cannot_swallow_the_stop() -> None:
 
 
 def test_steps_left_to_a_trainer_end_gracefully() -> None:
-    budget = Budget(max_steps=3, timeout_s=None)
+    budget = make_budget(max_steps=3, timeout_s=None)
     budget.leave_steps_to_trainer()
     budget.check_steps(5)  # the trainer stops itself; the step hook must not
     assert not budget.reached_by_trainer(2)
     assert budget.reached_by_trainer(3)
-    unlimited = Budget(max_steps=None, timeout_s=None)
+    unlimited = make_budget(max_steps=None, timeout_s=None)
     unlimited.leave_steps_to_trainer()
     assert not unlimited.reached_by_trainer(10**9)
 
 
 def test_the_deadline_counts_from_start() -> None:
-    budget = Budget(max_steps=None, timeout_s=0.05)
+    budget = make_budget(max_steps=None, timeout_s=0.05)
     budget.check_time()  # not started: no deadline yet
     budget.start()
     budget.check_time()
@@ -53,7 +55,7 @@ def test_the_deadline_counts_from_start() -> None:
 
 
 def test_no_timeout_has_no_deadline() -> None:
-    budget = Budget(max_steps=None, timeout_s=None)
+    budget = make_budget(max_steps=None, timeout_s=None)
     budget.start()
     assert budget.deadline is None
     budget.check_time()

@@ -14,12 +14,13 @@ import pytest
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 from quickdev.events import EventHub
-from quickdev.limits.budget import Budget
 from quickdev.limits.lightning import LightningLimits
+from quickdev.limits.outputs import OutputPlacer
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
-from quickdev.limits.saves import SaveRedirector
 from quickdev.rundir.layout import LIGHTNING_DIR
+
+from tests.support.budgets import make_budget
 
 TRAINER_MODULE = "lightning.pytorch.trainer.trainer"
 
@@ -27,9 +28,10 @@ TRAINER_MODULE = "lightning.pytorch.trainer.trainer"
 def limits(
     run_dir: Path, batches: int | None = 2, max_steps: int | None = None, cpu_only: bool = True
 ) -> LightningLimits:
-    budget = Budget(max_steps=max_steps, timeout_s=None)
+    budget = make_budget(max_steps=max_steps, timeout_s=None)
     recorder = Recorder(EventHub(), budget)
-    return LightningLimits(run_dir, batches, budget, cpu_only, SaveRedirector(run_dir, recorder))
+    placer = OutputPlacer(run_dir, recorder, keep_outputs=False)
+    return LightningLimits(run_dir, batches, budget, cpu_only, placer)
 
 
 def test_the_trainer_gets_the_batch_limits_in_place_of_fast_dev_run(tmp_path: Path) -> None:
@@ -83,7 +85,7 @@ def test_on_cpu_the_trainer_runs_on_one_cpu_with_a_precision_it_has(
 def test_a_root_outside_the_run_dir_is_recorded_as_redirected(tmp_path: Path) -> None:
     lim = limits(tmp_path / "run")
     lim.trainer_kwargs({"default_root_dir": str(tmp_path / "mine")})
-    assert [(r.requested, r.written) for r in lim.redirector.recorder.redirections] == [
+    assert [(r.requested, r.written) for r in lim.placer.recorder.outputs] == [
         (str(tmp_path / "mine"), str(tmp_path / "run" / LIGHTNING_DIR))
     ]
 

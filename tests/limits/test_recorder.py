@@ -7,6 +7,8 @@ from quickdev.events import BaseObserver, EventHub
 from quickdev.limits.budget import Budget, StopJob
 from quickdev.limits.recorder import MAX_RECORDED_LOSSES, Recorder
 
+from tests.support.budgets import make_budget
+
 
 class Seen(BaseObserver):
     def __init__(self) -> None:
@@ -29,7 +31,7 @@ def recorder(budget: Budget | None = None) -> tuple[Recorder, Seen]:
     hub = EventHub()
     seen = Seen()
     hub.add(seen)
-    return Recorder(hub, budget or Budget(None, None)), seen
+    return Recorder(hub, budget or make_budget()), seen
 
 
 def test_batches_are_counted_per_loader_and_observed() -> None:
@@ -66,11 +68,11 @@ def test_a_redirection_is_recorded_once() -> None:
     rec.redirected("/home/me/model.pt", "/runs/r1/outputs/model.pt")
     rec.redirected("/home/me/model.pt", "/runs/r1/outputs/model.pt")
     rec.redirected("/home/me/other.pt", "/runs/r1/outputs/other.pt")
-    assert [r.requested for r in rec.redirections] == ["/home/me/model.pt", "/home/me/other.pt"]
+    assert [r.requested for r in rec.outputs] == ["/home/me/model.pt", "/home/me/other.pt"]
 
 
 def test_batches_and_steps_check_the_deadline() -> None:
-    budget = Budget(max_steps=None, timeout_s=0.0)
+    budget = make_budget(max_steps=None, timeout_s=0.0)
     budget.start()
     rec, seen = recorder(budget)
     with pytest.raises(StopJob, match="timeout"):

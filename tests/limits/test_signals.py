@@ -11,8 +11,10 @@ from types import FrameType
 
 import pytest
 from quickdev.job.signals import JobKilled, install_kill_handlers, install_timeout_alarm
-from quickdev.limits.budget import Budget, StopJob
+from quickdev.limits.budget import StopJob
 from quickdev.limits.patching import Patcher
+
+from tests.support.budgets import make_budget
 
 
 @pytest.fixture
@@ -38,7 +40,7 @@ def test_the_alarm_stops_a_hanging_script_then_the_earlier_alarm_is_back(
     own_alarm: object,
 ) -> None:
     patcher = Patcher()
-    install_timeout_alarm(Budget(max_steps=None, timeout_s=0.1), patcher)
+    install_timeout_alarm(make_budget(max_steps=None, timeout_s=0.1), patcher)
     started = time.monotonic()
     try:
         with pytest.raises(StopJob) as stopped:
@@ -56,12 +58,12 @@ def test_no_alarm_without_a_timeout_or_off_the_main_thread() -> None:
     handler = signal.getsignal(signal.SIGALRM)
     delay = signal.getitimer(signal.ITIMER_REAL)[0]
     patcher = Patcher()
-    install_timeout_alarm(Budget(max_steps=None, timeout_s=None), patcher)
+    install_timeout_alarm(make_budget(max_steps=None, timeout_s=None), patcher)
     failures: list[BaseException] = []
 
     def in_a_thread() -> None:  # a job run by the API from a worker thread
         try:
-            install_timeout_alarm(Budget(max_steps=None, timeout_s=0.01), patcher)
+            install_timeout_alarm(make_budget(max_steps=None, timeout_s=0.01), patcher)
         except BaseException as exc:  # signal.signal raises off the main thread
             failures.append(exc)
 

@@ -80,11 +80,14 @@ async def test_failed_run_becomes_a_diagnostic_and_a_good_run_clears_it(
     assert Path(failed["resultFile"]) == Path(answer["runDir"]) / "result.json"
     assert json.loads(Path(failed["resultFile"]).read_text())["status"] == "failed"
 
-    # Without "args", the server shortens the run through the script's own --epochs.
+    # Without "args", the server passes none: the job itself sets the script's --epochs to
+    # 1, as from a terminal, and says so in the result.
     answer = await execute(client, "quickdev.startJob", {"script": str(script)})
-    assert answer["args"] == ["--epochs", "1"]
+    assert answer["args"] == []
     passed = await wait_for(lambda: final(changes, answer["runId"]), "the good run to end")
     assert passed["status"] == "passed", passed
+    good = json.loads(Path(passed["resultFile"]).read_text())
+    assert good["limits"]["one_epoch_options"] == ["--epochs"]
     assert passed["batches"] >= 2
     assert len(passed["losses"]) >= 1
     await wait_for(lambda: len(client.diagnostics[document_uri]) == 0, "the diagnostic to clear")

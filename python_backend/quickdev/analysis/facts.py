@@ -11,10 +11,14 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from quickdev.analysis.knobs import knob_from_call
+from quickdev.analysis.knobs import knob_from_assign, knob_from_call
 from quickdev.analysis.model import Knob
 
 TRAINER_METHODS = frozenset({"fit", "validate", "test"})
+# Hugging Face's Trainer.train(): an entry point, not a Lightning script.
+OTHER_TRAINER_METHODS = frozenset({"train"})
+# Constructing these runs the whole job (LightningCLI fits by default).
+ENTRY_CONSTRUCTORS = frozenset({"LightningCLI"})
 TORCH_PACKAGES = frozenset({"torch", "lightning", "pytorch_lightning"})
 
 _Rel = Callable[[int], int]  # turns a parsed line number into one relative to the statement
@@ -39,6 +43,7 @@ class FitCall:
     line: int
     receiver: str | None  # the variable ``.fit`` is called on; None for ``Trainer(...).fit``
     top_level: bool  # outside any function: the script does its work right there
+    lightning: bool = True  # a Lightning Trainer's fit/validate/test, or LightningCLI
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,9 @@ def statement_facts(stmt: ast.stmt) -> StatementFacts:
 
     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
         functions.append(_function_fact(stmt, rel))
+    global_knob = knob_from_assign(stmt)
+    if global_knob is not None:
+        knobs.append(_relative_knob(global_knob, rel))
     top_level_nodes = _outside_functions(stmt)
     for node in ast.walk(stmt):
         if isinstance(node, ast.ClassDef):
@@ -100,7 +108,7 @@ def statement_facts(stmt: ast.stmt) -> StatementFacts:
         aliases=tuple(aliases),
         main_guard=rel(stmt.lineno) if _is_main_guard(stmt) else None,
         main_call=rel(stmt.lineno) if _is_bare_main_call(stmt) else None,
-        top_level_loop=rel(stmt.lineno) if isinstance(stmt, ast.For | ast.While) else None,
+        top_level_loop=rel(stmt.lineno) if _holds_loop(stmt) else None,
         imports_torch=imports_torch,
         trainer_names=tuple(trainer_names),
         fit_calls=tuple(fit_calls),
@@ -151,13 +159,35 @@ def _is_trainer_call(expr: ast.expr) -> bool:
 
 def _fit_call(node: ast.Call, rel: _Rel, top_level: bool) -> FitCall | None:
     func = node.func
-    if not isinstance(func, ast.Attribute) or func.attr not in TRAINER_METHODS:
-        return None
-    if _is_trainer_call(func.value):
+    if _last_name(func) in ENTRY_CONSTRUCTORS:
         return FitCall(rel(node.lineno), None, top_level)
+    methods = TRAINER_METHODS | OTHER_TRAINER_METHODS
+    if not isinstance(func, ast.Attribute) or func.attr not in methods:
+        return None
+    lightning = func.attr in TRAINER_METHODS
+    if _is_trainer_call(func.value):
+        return FitCall(rel(node.lineno), None, top_level, lightning)
     if isinstance(func.value, ast.Name):
-        return FitCall(rel(node.lineno), func.value.id, top_level)
+        return FitCall(rel(node.lineno), func.value.id, top_level, lightning)
     return None
+
+
+def _holds_loop(stmt: ast.stmt) -> bool:
+    """A top-level loop, also one inside ``try:``/``with``/``if`` blocks (a training loop
+    stopped by Ctrl+C, under a profiler's ``with``, behind a flag). A main guard is an
+    entry point of its own."""
+    if isinstance(stmt, ast.For | ast.While | ast.AsyncFor):
+        return True
+    if isinstance(stmt, ast.If) and _is_main_guard(stmt):
+        return False
+    blocks: list[list[ast.stmt]] = []
+    if isinstance(stmt, ast.Try | ast.TryStar):
+        blocks = [stmt.body, stmt.orelse, stmt.finalbody, *(h.body for h in stmt.handlers)]
+    elif isinstance(stmt, ast.With | ast.AsyncWith):
+        blocks = [stmt.body]
+    elif isinstance(stmt, ast.If):
+        blocks = [stmt.body, stmt.orelse]
+    return any(_holds_loop(inner) for block in blocks for inner in block)
 
 
 def _is_main_guard(stmt: ast.stmt) -> bool:
@@ -207,7 +237,7 @@ def _outside_functions(stmt: ast.stmt) -> set[int]:
 
 
 def _relative_knob(knob: Knob, rel: _Rel) -> Knob:
-    return Knob(knob.kind, knob.flag, rel(knob.line), knob.is_switch, knob.default)
+    return replace(knob, line=rel(knob.line))
 
 
 def shift_facts(facts: StatementFacts, from_line: int, delta: int) -> StatementFacts:
@@ -232,6 +262,6 @@ def shift_facts(facts: StatementFacts, from_line: int, delta: int) -> StatementF
         main_guard=move_optional(facts.main_guard),
         main_call=move_optional(facts.main_call),
         top_level_loop=move_optional(facts.top_level_loop),
-        fit_calls=tuple(FitCall(move(f.line), f.receiver, f.top_level) for f in facts.fit_calls),
+        fit_calls=tuple(replace(f, line=move(f.line)) for f in facts.fit_calls),
         knobs=tuple(replace(k, line=move(k.line)) for k in facts.knobs),
     )

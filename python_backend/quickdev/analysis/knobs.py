@@ -1,4 +1,5 @@
-"""argparse options that shorten a run, and the small values a quick-dev run passes them."""
+"""Options and module-level constants that shorten a run (for advice), and the one
+argument an explicit batch size setting passes."""
 
 from __future__ import annotations
 
@@ -28,6 +29,19 @@ KNOB_NAMES: dict[str, KnobKind] = {
         ],
         "steps",
     ),
+    **dict.fromkeys(
+        [
+            "eval_iters",
+            "eval_steps",
+            "eval_batches",
+            "num_eval_batches",
+            "val_batches",
+            "val_steps",
+            "eval_iterations",
+            "max_eval_steps",
+        ],
+        "eval_iters",
+    ),
     **dict.fromkeys(["num_workers", "workers", "n_workers", "dataloader_workers"], "workers"),
     **dict.fromkeys(
         ["batch_size", "bs", "train_batch_size", "per_device_train_batch_size"], "batch_size"
@@ -35,7 +49,23 @@ KNOB_NAMES: dict[str, KnobKind] = {
     **dict.fromkeys(["dry_run", "smoke_test", "quick_test"], "dry_run"),
 }
 
-SMALL_BATCH_SIZE = 8
+
+def knob_from_assign(stmt: ast.stmt) -> Knob | None:
+    """``eval_iters = 200`` at module level (nanoGPT-style configuration by globals)."""
+    if not (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, int)
+        and not isinstance(stmt.value.value, bool)
+    ):
+        return None
+    name = stmt.targets[0].id
+    kind = KNOB_NAMES.get(name.lower())
+    if kind not in ("epochs", "steps", "eval_iters"):
+        return None
+    return Knob(kind, name, stmt.lineno, False, stmt.value.value, is_global=True)
 
 
 def knob_from_call(call: ast.Call) -> Knob | None:
@@ -68,37 +98,12 @@ def knob_from_call(call: ast.Call) -> Knob | None:
     return None
 
 
-def suggested_args(knobs: tuple[Knob, ...], batches: int) -> list[str]:
-    """Arguments that make the script do as little as a quick-dev run needs.
-
-    Only options whose meaning is clear get a value; batch size only shrinks when the
-    declared default is larger (a smaller batch changes shapes, never the pipeline).
-    """
-    args: list[str] = []
-    seen: set[KnobKind] = set()
+def suggested_args(knobs: tuple[Knob, ...], batch_size: int) -> list[str]:
+    """The arguments an explicit batch size setting passes: the script's own
+    ``--batch-size``-like option with that value. Nothing else is changed by default:
+    one epoch and the budgets are kept by the job itself, for the terminal and the
+    editor alike."""
     for knob in knobs:
-        if knob.kind in seen:
-            continue
-        value = _small_value(knob, batches)
-        if value is None:
-            continue
-        seen.add(knob.kind)
-        args.extend([knob.flag] if value == "" else [knob.flag, value])
-    return args
-
-
-def _small_value(knob: Knob, batches: int) -> str | None:
-    """The value to pass; "" for a switch passed alone; None to leave the option alone."""
-    if knob.kind == "dry_run":
-        return "" if knob.is_switch else None
-    if knob.is_switch:
-        return None
-    if knob.kind == "epochs":
-        return "1"
-    if knob.kind == "steps":
-        return str(batches)
-    if knob.kind == "workers":
-        return "0"
-    if knob.default is not None and knob.default > SMALL_BATCH_SIZE:
-        return str(SMALL_BATCH_SIZE)
-    return None
+        if knob.kind == "batch_size" and not knob.is_global and not knob.is_switch:
+            return [knob.flag, str(batch_size)]
+    return []

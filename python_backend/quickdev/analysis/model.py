@@ -7,7 +7,7 @@ from typing import Literal
 
 EntryKind = Literal["main_guard", "trainer_fit", "main_call", "top_level_loop"]
 StepKind = Literal["lightning_step", "loop_step", "forward", "getitem"]
-KnobKind = Literal["epochs", "steps", "workers", "batch_size", "dry_run"]
+KnobKind = Literal["epochs", "steps", "eval_iters", "workers", "batch_size", "dry_run"]
 
 
 @dataclass(frozen=True)
@@ -30,13 +30,15 @@ class Step:
 
 @dataclass(frozen=True)
 class Knob:
-    """An argparse option that makes a run shorter when given a small value."""
+    """An argparse option, or a module-level constant, that makes a run shorter when
+    given a small value."""
 
     kind: KnobKind
-    flag: str  # the option as the script declares it, e.g. "--num-epochs"
+    flag: str  # the option as the script declares it ("--num-epochs"), or the global's name
     line: int
     is_switch: bool  # store_true: passing the flag alone turns it on
     default: int | None  # the declared default when it is a whole number
+    is_global: bool = False  # `eval_iters = 200` at module level, not a command-line option
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from quickdev.analysis.facts import ClassFact, FitCall, FunctionFact, StatementFacts
 from quickdev.analysis.model import Analysis, EntryPoint, Knob, Step, StepKind
@@ -50,9 +51,7 @@ def resolve(statements: Iterable[Located]) -> Analysis:
             entries.append(EntryPoint("main_call", start + facts.main_call))
         if facts.top_level_loop is not None:
             loops.append(EntryPoint("top_level_loop", start + facts.top_level_loop))
-        knobs.extend(
-            Knob(k.kind, k.flag, start + k.line, k.is_switch, k.default) for k in facts.knobs
-        )
+        knobs.extend(replace(k, line=start + k.line) for k in facts.knobs)
 
     lightning, modules, datasets = _hierarchy(
         tuple(sorted(aliases.items())), tuple((c.name, c.bases) for _, c in classes)
@@ -83,7 +82,7 @@ def resolve(statements: Iterable[Located]) -> Analysis:
         entry_points=tuple(sorted(entries, key=lambda e: e.line)),
         steps=tuple(sorted(steps, key=lambda s: s.line)),
         knobs=tuple(sorted(knobs, key=lambda k: k.line)),
-        uses_lightning_trainer=bool(fits),
+        uses_lightning_trainer=any(fit.lightning for _, fit in fits),
     )
 
 

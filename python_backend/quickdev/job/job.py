@@ -18,6 +18,7 @@ from pathlib import Path
 
 from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
+from quickdev.job.advice import advice_for
 from quickdev.job.failure import describe
 from quickdev.job.progress import ProgressWriter
 from quickdev.job.report import summarize
@@ -26,7 +27,7 @@ from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
 from quickdev.limits.budget import Budget, StopJob
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
-from quickdev.options import RunOptions
+from quickdev.options import RunOptions, resolve_budgets
 from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
@@ -67,15 +68,19 @@ def target_from_options(options: RunOptions) -> Target:
 
 def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutcome:
     started = time.perf_counter()
+    budgets = resolve_budgets(options)
     result = JobResult(
         id="",
         started=iso_utc(),
         cwd=os.getcwd(),
         limits=Limits(
             batches=None if options.no_limits else options.batches,
-            max_steps=options.max_steps,
-            timeout_s=options.timeout_s,
+            max_steps=budgets.max_steps,
+            timeout_s=budgets.timeout_s,
             device=options.device,
+            train_passes=budgets.train_passes,
+            loop_steps=budgets.loop_steps,
+            eval_forwards=budgets.eval_forwards,
         ),
         keep_outputs=options.keep_outputs,
     )
@@ -139,7 +144,7 @@ def _run_with_limits(
 ) -> int:
     """Everything after the run directory exists; returns the exit code."""
     hub = EventHub()
-    budget = Budget(options.max_steps, options.timeout_s)
+    budget = Budget(resolve_budgets(options))
     progress = ProgressWriter(run_dir)
     recorder: Recorder | None = None
     exit_code = EXIT_FAILED
@@ -179,6 +184,7 @@ def _run_with_limits(
             result.status, result.stop_reason = "stopped", "max_steps"
     except StopJob as stop:
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
+        result.stop_advice = advice_for(stop.reason, target, options.batches)
     except JobKilled as killed:
         result.status, result.stop_reason = "killed", f"signal {killed}"
         exit_code = 128 + killed.signum
@@ -243,6 +249,8 @@ def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
     if recorder is not None:
         result.loaders = recorder.loaders
         result.optimizer_steps = recorder.steps
+        result.loop_batches = recorder.loop_steps
+        result.limits.train_passes = recorder.budget.train_passes
         result.losses = recorder.losses
         result.outputs = recorder.outputs
         result.limits.one_epoch_options = recorder.one_epoch_options

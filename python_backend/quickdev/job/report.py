@@ -48,6 +48,8 @@ def summarize(result: JobResult) -> str:
             f"  loader {_short(file)}:{line}: {loader.passes} pass(es), {loader.batches} batches, "
             f"data wait {loader.data_wait_s:.3f} s, {loader.batch_signature}{flags}"
         )
+    if result.loop_batches:
+        lines.append(f"  batches made by hand (no DataLoader): {result.loop_batches}")
     steps = f"  steps: {result.optimizer_steps}"
     if result.losses:
         first, last = result.losses[0], result.losses[-1]
@@ -55,10 +57,38 @@ def summarize(result: JobResult) -> str:
     lines.append(steps)
     lines.extend(_outputs(result))
     if result.stop_reason and result.status == "stopped":
-        lines.append(f"  stopped: {result.stop_reason}")
+        lines.append(f"  stopped: {_budget_text(result)}")
+        if result.stop_advice:
+            lines.append(f"  advice: {result.stop_advice}")
     if result.error is not None:
         lines.append(f"  error: {result.error.headline(one_line=True)}")
     if result.exit_code not in (None, 0):
         lines.append(f"  the script called sys.exit({result.exit_code})")
     lines.append(f"  run dir: {_short(result.run_dir)}")
     return "\n".join(lines)
+
+
+def _budget_text(result: JobResult) -> str:
+    """The budget that ended the run, with its value and the option that changes it."""
+    limits = result.limits
+    described = {
+        "train_passes": (
+            limits.train_passes,
+            "pass(es) over the training loader",
+            "--train-passes",
+        ),
+        "loop_steps": (limits.loop_steps, "steps without a DataLoader", "--loop-steps"),
+        "eval_forwards": (
+            limits.eval_forwards,
+            "evaluation forwards in a row without a DataLoader",
+            "--eval-forwards",
+        ),
+        "timeout": (limits.timeout_s, "seconds", "--timeout"),
+        "max_steps": (limits.max_steps, "steps", "--max-steps"),
+    }
+    reason = result.stop_reason or ""
+    if reason not in described:
+        return reason
+    value, what, option = described[reason]
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{reason} ({shown} {what}; {option} changes it)"

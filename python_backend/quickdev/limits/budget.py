@@ -1,14 +1,27 @@
-"""The budgets a job's limits enforce: optimizer steps and wall clock.
+"""The budgets a job's limits enforce, each one a ``stop_reason`` when it runs out.
 
-The limits count steps and batches in the user's process, so they check the budget
-where they count; the job's signal handling (alarm, kill, hard stop) lives in
+The limits count steps, passes and forwards in the user's process, so they check the
+budget where they count; the job's signal handling (alarm, kill, hard stop) lives in
 ``quickdev.job.signals``. ``StopJob`` derives from BaseException so that a user's
 ``except Exception`` around the training loop cannot swallow it.
+
+Every loop style meets one of them: DataLoader epochs (``train_passes``, also an endless
+trainer that re-iterates its loader), hand-made batches (``loop_steps``), evaluation
+loops without a DataLoader (``eval_forwards``), anything else (``timeout``).
 """
 
 from __future__ import annotations
 
 import time
+
+from quickdev.options import Budgets
+
+# stop_reason values, one per budget.
+MAX_STEPS = "max_steps"
+TIMEOUT = "timeout"
+TRAIN_PASSES = "train_passes"
+LOOP_STEPS = "loop_steps"
+EVAL_FORWARDS = "eval_forwards"
 
 
 class StopJob(BaseException):
@@ -20,11 +33,14 @@ class StopJob(BaseException):
 
 
 class Budget:
-    """The step and wall-clock budgets of one job."""
+    """The budgets of one job and the checks against them."""
 
-    def __init__(self, max_steps: int | None, timeout_s: float | None) -> None:
-        self.max_steps = max_steps
-        self.timeout_s = timeout_s
+    def __init__(self, budgets: Budgets) -> None:
+        self.max_steps = budgets.max_steps
+        self.timeout_s = budgets.timeout_s
+        self.train_passes = budgets.train_passes
+        self.loop_steps = budgets.loop_steps
+        self.eval_forwards = budgets.eval_forwards
         self.deadline: float | None = None
         # Set by leave_steps_to_trainer(): a trainer that stops at max_steps by itself.
         self._trainer_counts_steps = False
@@ -39,7 +55,25 @@ class Budget:
             and steps >= self.max_steps
             and not self._trainer_counts_steps
         ):
-            raise StopJob("max_steps")
+            raise StopJob(MAX_STEPS)
+
+    def check_loop_steps(self, loop_steps: int) -> None:
+        if self.loop_steps is not None and loop_steps >= self.loop_steps:
+            raise StopJob(LOOP_STEPS)
+
+    def check_train_passes(self, training_passes: int) -> None:
+        """Before another pass over a loader that ``training_passes`` passes trained from."""
+        if self.train_passes is not None and training_passes >= self.train_passes:
+            raise StopJob(TRAIN_PASSES)
+
+    def check_eval_forwards(self, in_a_row: int) -> None:
+        if self.eval_forwards is not None and in_a_row >= self.eval_forwards:
+            raise StopJob(EVAL_FORWARDS)
+
+    def allow_epochs(self, epochs: int) -> None:
+        """The user asked the script for this many epochs on its command line."""
+        if self.train_passes is not None and epochs > self.train_passes:
+            self.train_passes = epochs
 
     def leave_steps_to_trainer(self) -> None:
         """A trainer (Lightning) was given ``max_steps`` and ends there gracefully, running
@@ -53,4 +87,4 @@ class Budget:
     def check_time(self) -> None:
         """Backstop for jobs off the main thread, where no alarm signal can be used."""
         if self.deadline is not None and time.monotonic() >= self.deadline:
-            raise StopJob("timeout")
+            raise StopJob(TIMEOUT)

@@ -3,7 +3,8 @@
 The batch limit makes each pass short, but a loop over ``range(args.epochs)`` would
 still make every pass it was told to. An epochs option the user left at its default
 is set to 1 when the script parses its arguments; a value given on the command line
-is kept, since the user asked for it. Lightning's Trainer gets one epoch on its own
+is kept, since the user asked for it, and the train_passes budget (limits/budget.py) lets
+that many passes run. Lightning's Trainer gets one epoch on its own
 (see lightning_limits.py).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from quickdev.analysis.knobs import KNOB_NAMES
 from quickdev.limits.patching import Patcher
@@ -22,8 +23,9 @@ log = logging.getLogger(__name__)
 EPOCH_OPTIONS = frozenset(name for name, kind in KNOB_NAMES.items() if kind == "epochs")
 
 
-def install(patcher: Patcher, overridden: list[str]) -> None:
-    """Patch argparse; each option set to 1 is appended to ``overridden`` (e.g. "--epochs")."""
+def install(patcher: Patcher, overridden: list[str], given_epochs: Callable[[int], None]) -> None:
+    """Patch argparse; each option set to 1 is appended to ``overridden`` (e.g. "--epochs");
+    a value the user gave is passed to ``given_epochs`` (the train_passes budget allows it)."""
     original = argparse.ArgumentParser.parse_known_args
 
     def parse_known_args(
@@ -35,10 +37,14 @@ def install(patcher: Patcher, overridden: list[str]) -> None:
         given = [arg.split("=", 1)[0] for arg in (sys.argv[1:] if args is None else args)]
         for action in self._actions:
             flag = _epochs_flag(action)
-            if flag is None or _was_given(action, given):
+            if flag is None:
                 continue
             value = getattr(parsed, action.dest, None)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 1:
+            if not isinstance(value, int) or isinstance(value, bool):
+                continue
+            if _was_given(action, given):
+                given_epochs(value)
+            elif value > 1:
                 setattr(parsed, action.dest, 1)
                 if flag not in overridden:
                     overridden.append(flag)

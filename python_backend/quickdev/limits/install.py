@@ -6,10 +6,12 @@ import logging
 from pathlib import Path
 
 from quickdev.events import EventHub
-from quickdev.limits import device_map, eager, epochs, journal, loaders, steps
+from quickdev.limits import device_map, eager, epochs, fabric, journal, loaders, steps
 from quickdev.limits.budget import Budget
+from quickdev.limits.hf import HuggingFaceLimits
 from quickdev.limits.journal import loggers
 from quickdev.limits.lightning import LightningLimits
+from quickdev.limits.outputs import OutputPlacer
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 from quickdev.options import RunOptions
@@ -29,25 +31,33 @@ def install_limits(
     eager.install(patcher)
     loaders.install(patcher, recorder, batches)
     if not options.no_limits:
-        epochs.install(patcher, recorder.one_epoch_options)
+        epochs.install(patcher, recorder.one_epoch_options, budget.allow_epochs)
     steps.install(patcher, recorder)
     if cpu_only:
         device_map.install(patcher)
-    # The file journal sees every write, whoever makes it; Lightning's directories are
-    # redirected into the run directory before that, so TensorBoard finds their logs
-    # while the job runs. --keep-outputs switches both off: files land where asked.
+    # The file journal sees every write, whoever makes it (torch.save, Lightning's and
+    # Fabric's checkpoints, Hugging Face's saves): the user's tree is restored at the end.
+    # --keep-outputs switches it off: files land where asked.
     if not options.keep_outputs:
         session = journal.install(patcher, run_dir)
         recorder.at_end(lambda: session.finish())
         loggers.install(patcher, run_dir)
-    LightningLimits(run_dir, batches, budget, cpu_only, recorder, options.keep_outputs).install(
-        patcher
-    )
+    # The frameworks' own log and checkpoint folders go into the run directory up front,
+    # so TensorBoard lists them while the job runs; Fabric reuses Lightning's placement.
+    placer = OutputPlacer(run_dir, recorder, options.keep_outputs)
+    lightning = LightningLimits(run_dir, batches, budget, cpu_only, placer)
+    lightning.install(patcher)
+    fabric.install(patcher, lightning)
+    HuggingFaceLimits(run_dir, batches, budget, cpu_only, placer).install(patcher)
     log.info(
-        "limits: batches=%s max_steps=%s timeout_s=%s device=%s",
+        "limits: batches=%s max_steps=%s timeout_s=%s train_passes=%s loop_steps=%s "
+        "eval_forwards=%s device=%s",
         batches,
-        options.max_steps,
-        options.timeout_s,
+        budget.max_steps,
+        budget.timeout_s,
+        budget.train_passes,
+        budget.loop_steps,
+        budget.eval_forwards,
         device,
     )
     return recorder, device

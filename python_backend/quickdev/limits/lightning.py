@@ -15,19 +15,16 @@ file journal (``quickdev.limits.journal``), which keeps it in the run directory 
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import importlib.machinery
 import logging
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from quickdev.limits.budget import Budget
+from quickdev.limits.import_hook import when_imported
+from quickdev.limits.outputs import OutputPlacer
 from quickdev.limits.patching import Patcher
-from quickdev.limits.recorder import Recorder
 from quickdev.rundir.layout import LIGHTNING_DIR
 
 log = logging.getLogger(__name__)
@@ -42,24 +39,16 @@ class LightningLimits:
         batches: int | None,
         budget: Budget,
         cpu_only: bool,
-        recorder: Recorder,
-        keep_outputs: bool = False,
+        placer: OutputPlacer,
     ) -> None:
         self.root = Path(os.path.abspath(run_dir)) / LIGHTNING_DIR
         self.batches = batches
         self.budget = budget
         self.cpu_only = cpu_only
-        self.recorder = recorder
-        self.keep_outputs = keep_outputs
+        self.placer = placer
 
     def install(self, patcher: Patcher) -> None:
-        for name in TRAINER_MODULES:
-            module = sys.modules.get(name)
-            if module is not None:  # already imported (in-process API)
-                self.patch_trainer(module, patcher)
-        finder = _TrainerImportHook(self, patcher)
-        sys.meta_path.insert(0, finder)
-        patcher.on_undo(lambda: sys.meta_path.remove(finder))
+        when_imported(patcher, TRAINER_MODULES, lambda module: self.patch_trainer(module, patcher))
 
     def patch_trainer(self, module: ModuleType, patcher: Patcher) -> None:
         trainer_cls = module.Trainer
@@ -77,10 +66,12 @@ class LightningLimits:
     def trainer_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         kwargs = dict(kwargs)
         kwargs.pop("fast_dev_run", None)
-        if not self.keep_outputs:
+        if not self.placer.keep_outputs:
             requested_root = kwargs.get("default_root_dir")
-            if requested_root and not self._inside(requested_root):
-                self.recorder.redirected(str(Path(os.path.abspath(requested_root))), str(self.root))
+            if requested_root and not self.placer.inside(requested_root):
+                self.placer.recorder.redirected(
+                    str(Path(os.path.abspath(requested_root))), str(self.root)
+                )
             kwargs["default_root_dir"] = str(self.root)
         if self.batches is not None:
             for split in ("train", "val", "test", "predict"):
@@ -118,7 +109,7 @@ class LightningLimits:
         return kwargs
 
     def keep_outputs_in_run_dir(self, trainer: Any) -> None:
-        if self.keep_outputs:
+        if self.placer.keep_outputs:
             return
         for callback in getattr(trainer, "checkpoint_callbacks", []):
             dirpath = getattr(callback, "dirpath", None)
@@ -131,50 +122,7 @@ class LightningLimits:
                     setattr(logger, attr, str(self._moved("logs", value)))
 
     def _inside(self, path: str | os.PathLike[str]) -> bool:
-        return Path(os.path.abspath(path)).is_relative_to(self.root.parent)
+        return self.placer.inside(path)
 
     def _moved(self, kind: str, path: str | os.PathLike[str]) -> Path:
-        """``ROOT/kind/<path relative to the cwd>`` (or its absolute path without the anchor)."""
-        wanted = Path(os.path.abspath(path))
-        cwd = Path.cwd()
-        relative = (
-            wanted.relative_to(cwd)
-            if wanted.is_relative_to(cwd)
-            else wanted.relative_to(wanted.anchor)
-        )
-        moved = self.root / kind / relative
-        self.recorder.redirected(str(wanted), str(moved))
-        return moved
-
-
-class _TrainerImportHook(importlib.abc.MetaPathFinder):
-    """Patches the Trainer right after its module executes."""
-
-    def __init__(self, limits: LightningLimits, patcher: Patcher) -> None:
-        self.limits = limits
-        self.patcher = patcher
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in TRAINER_MODULES:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                self._wrap_loader(spec)
-                return spec
-        return None
-
-    def _wrap_loader(self, spec: importlib.machinery.ModuleSpec) -> None:
-        loader = spec.loader
-        original_exec = loader.exec_module  # type: ignore[union-attr]
-        hook = self
-
-        def exec_module(module: ModuleType) -> None:
-            original_exec(module)
-            hook.limits.patch_trainer(module, hook.patcher)
-
-        loader.exec_module = exec_module  # type: ignore[union-attr, method-assign]
+        return self.placer.place(path, self.root / kind)

@@ -74,24 +74,30 @@ def _stats_of(loader: DataLoader[Any], recorder: Recorder) -> LoaderStats:
 def _limited(
     iterator: Iterator[Any], stats: LoaderStats, recorder: Recorder, batches: int | None
 ) -> Iterator[Any]:
-    stats.passes += 1
+    # Runs at the first next(): an endless trainer's `it = iter(loader)` after the last
+    # pass stops there (the train_passes budget), before any batch of the extra pass loads.
+    steps_at_start = recorder.pass_starting(stats)
     checked = batches if batches is not None else _UNLIMITED_CHECKED_BATCHES
     count = 0
-    while batches is None or count < batches:
-        started = time.perf_counter()
-        try:
-            batch = next(iterator)
-        except StopIteration:
-            return
-        wait_s = time.perf_counter() - started
-        count += 1
-        if count <= checked:
-            if not stats.batch_signature:
-                stats.batch_signature = batch_signature(batch)
-            if not stats.nonfinite and has_nonfinite(batch):
-                stats.nonfinite = True
-        recorder.batch(stats, wait_s)
-        yield batch
+    try:
+        while batches is None or count < batches:
+            started = time.perf_counter()
+            try:
+                batch = next(iterator)
+            except StopIteration:
+                return
+            wait_s = time.perf_counter() - started
+            count += 1
+            if count <= checked:
+                if not stats.batch_signature:
+                    stats.batch_signature = batch_signature(batch)
+                if not stats.nonfinite and has_nonfinite(batch):
+                    stats.nonfinite = True
+            recorder.batch(stats, wait_s)
+            yield batch
+    finally:
+        # Also when the loop breaks out early: a pass that trained is an epoch.
+        recorder.pass_ended(stats, steps_at_start)
 
 
 def batch_signature(batch: Any) -> str:

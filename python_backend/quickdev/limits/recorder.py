@@ -31,25 +31,71 @@ class Recorder:
         self._at_end: list[Callable[[], Restored]] = []
         self.one_epoch_options: list[str] = []
         self.optimizer_seen = False
+        # Training steps fed by no DataLoader batch: each one counts as a batch too.
+        self.loop_steps = 0
         self._last_step_at = time.perf_counter()
+        self._batches_seen = 0  # DataLoader batches of every loader, for "fed by a loader?"
+        self._open_passes = 0  # DataLoader passes under way
+        # A loader wrapper that reads one batch ahead (accelerate) ends the pass before
+        # the step on its last batch: that step still took a DataLoader batch.
+        self._pass_ended_since_step = False
+        self._batches_at_eval = 0
+        self._evals_in_a_row = 0
+        self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
 
     def new_loader(self, origin: str) -> LoaderStats:
         stats = LoaderStats(origin=origin)
         self.loaders.append(stats)
         return stats
 
+    def pass_starting(self, stats: LoaderStats) -> int:
+        """A pass over a loader begins; stops the job when it would be one epoch too many.
+        Returns the step count to hand back to ``pass_ended``."""
+        self.budget.check_train_passes(self._training_passes.get(id(stats), 0))
+        stats.passes += 1
+        self._open_passes += 1
+        return self.steps
+
+    def pass_ended(self, stats: LoaderStats, steps_at_start: int) -> None:
+        self._open_passes -= 1
+        self._pass_ended_since_step = True
+        if self.steps > steps_at_start:
+            self._training_passes[id(stats)] = self._training_passes.get(id(stats), 0) + 1
+
     def batch(self, stats: LoaderStats, wait_s: float) -> None:
+        self._batches_seen += 1
         stats.batches += 1
         stats.data_wait_s += wait_s
         self.hub.batch(stats.origin, wait_s)
         self.budget.check_time()
 
-    def train_step(self) -> None:
+    def in_loop_without_loader(self) -> bool:
+        """Whether a step taken now takes its batch from no DataLoader (none is being
+        iterated: hand-made batches, or one batch taken once and reused)."""
+        return self._open_passes == 0 and not self._pass_ended_since_step
+
+    def train_step(self) -> bool:
+        """Count a step; True when it took no DataLoader batch (a loop step)."""
         now = time.perf_counter()
+        loop_step = self.in_loop_without_loader()
+        if loop_step:
+            self.loop_steps += 1
+        self._pass_ended_since_step = False
+        self._evals_in_a_row = 0
         self.steps += 1
         self.hub.train_step(self.steps, now - self._last_step_at)
         self._last_step_at = now
         self.budget.check_time()
+        return loop_step
+
+    def eval_forward(self) -> None:
+        """Before a forward of the model in eval mode or without grad; stops the job before
+        one forward too many of an evaluation loop that no DataLoader bounds."""
+        if self._batches_seen != self._batches_at_eval:
+            self._batches_at_eval = self._batches_seen
+            self._evals_in_a_row = 0
+        self.budget.check_eval_forwards(self._evals_in_a_row)
+        self._evals_in_a_row += 1
 
     def loss(self, value: float, step: int) -> None:
         if len(self.losses) < MAX_RECORDED_LOSSES:

@@ -1,8 +1,8 @@
 """Training steps and losses, observed from unmodified code.
 
 A step is an optimizer step. Hand-written SGD has no optimizer; there a step is a
-training-mode forward of the top module, counted with global module hooks that are
-removed as soon as an optimizer exists (they slow every module call a little).
+training-mode forward of the top module. Forwards of the top module in eval mode or
+without grad are evaluation forwards, bounded when no DataLoader feeds them.
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
         original_init(optimizer, *args, **kwargs)
 
     def after_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
-        recorder.train_step()
+        loop_step = recorder.train_step()
         recorder.budget.check_steps(recorder.steps)
+        if loop_step:
+            recorder.budget.check_loop_steps(recorder.loop_steps)
 
     patcher.set(Optimizer, "__init__", __init__)
     handle = register_optimizer_step_post_hook(after_step)
@@ -41,42 +43,56 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
 
 
 def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
+    """Find the top module with global hooks, then watch only its own forwards.
+
+    The top module is the first one with parameters called from outside any module (a
+    loss module called beside it comes later). Global hooks slow every module call a
+    little, so they are removed as soon as it is known.
+    """
     depth = 0
-    top: nn.Module | None = None
-    handles: list[Any] = []
+    global_handles: list[Any] = []
 
-    def remove() -> None:
-        while handles:
-            handles.pop().remove()
+    def remove_global() -> None:
+        while global_handles:
+            global_handles.pop().remove()
 
-    def before_forward(module: nn.Module, args: Any) -> None:
-        nonlocal depth, top
-        if recorder.optimizer_seen:
-            remove()
-            depth = 0
+    def before_any_forward(module: nn.Module, args: Any) -> None:
+        nonlocal depth
+        if depth == 0 and next(module.parameters(), None) is not None:
+            remove_global()
+            _watch_top_module(module, patcher, recorder)
+            _before_top_forward(module, recorder)
             return
-        # The top module is the first one with parameters called from outside any
-        # module; a loss module called beside it is not a step.
-        if (
-            depth == 0
-            and top is None
-            and module.training
-            and next(module.parameters(), None) is not None
-        ):
-            top = module
-        if depth == 0 and module is top and module.training:
-            # Stop before the next step starts, so exactly max_steps steps ran.
-            recorder.budget.check_steps(recorder.steps)
-            recorder.train_step()
         depth += 1
 
-    def after_forward(module: nn.Module, args: Any, output: Any) -> None:
+    def after_any_forward(module: nn.Module, args: Any, output: Any) -> None:
         nonlocal depth
         depth = max(depth - 1, 0)
 
-    handles.append(nn.modules.module.register_module_forward_pre_hook(before_forward))
-    handles.append(nn.modules.module.register_module_forward_hook(after_forward, always_call=True))
-    patcher.on_undo(remove)
+    global_handles.append(nn.modules.module.register_module_forward_pre_hook(before_any_forward))
+    global_handles.append(
+        nn.modules.module.register_module_forward_hook(after_any_forward, always_call=True)
+    )
+    patcher.on_undo(remove_global)
+
+
+def _watch_top_module(module: nn.Module, patcher: Patcher, recorder: Recorder) -> None:
+    handle = module.register_forward_pre_hook(lambda m, args: _before_top_forward(m, recorder))
+    patcher.on_undo(handle.remove)
+
+
+def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
+    if not module.training or not torch.is_grad_enabled():
+        recorder.eval_forward()
+        return
+    if recorder.optimizer_seen:
+        return  # the optimizer's step hook counts steps
+    # Hand-written SGD: a training forward is a step. Stop before the next step
+    # starts, so exactly the budgeted steps ran.
+    recorder.budget.check_steps(recorder.steps)
+    if recorder.in_loop_without_loader():
+        recorder.budget.check_loop_steps(recorder.loop_steps)
+    recorder.train_step()
 
 
 def _record_losses(patcher: Patcher, recorder: Recorder) -> None:

@@ -36,6 +36,7 @@ JOURNAL_DONE = "journal.done.log"
 BACKUPS_DIR = "journal-backups"  # the user's originals while the job runs
 RUNS_LOCK = ".journal.lock"  # in the runs root: one job at a time restores or claims a path
 LOGGERS_DIR = "loggers"  # W&B offline and MLflow file stores of plain scripts
+HF_DIR = "hf"  # transformers/accelerate outputs: output_dir, saved models, states
 
 
 def rank_dir_name(rank: int) -> str:

@@ -26,6 +26,11 @@ class Limits:
     device: str = "cpu"
     # The script's own epochs options that the job set to 1 (left at their defaults).
     one_epoch_options: list[str] = field(default_factory=list)
+    # Passes over a loader that trained; steps from no DataLoader; eval forwards in a row
+    # that no DataLoader feeds (see limits/budget.py). None: no bound.
+    train_passes: int | None = None
+    loop_steps: int | None = None
+    eval_forwards: int | None = None
 
 
 @dataclass
@@ -99,8 +104,12 @@ class JobResult:
     limits: Limits = field(default_factory=Limits)
     loaders: list[LoaderStats] = field(default_factory=list)
     optimizer_steps: int = 0
+    # Training steps that took no DataLoader batch: hand-made batches, counted as batches.
+    loop_batches: int = 0
     losses: list[float] = field(default_factory=list)
     stop_reason: str | None = None
+    # One line: the script's own knob that would have ended the run sooner than a budget.
+    stop_advice: str | None = None
     error: ErrorInfo | None = None
     profile: ProfileSummary | None = None
     outputs: list[Output] = field(default_factory=list)

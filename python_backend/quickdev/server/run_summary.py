@@ -35,7 +35,10 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
     """The summary of the run in ``run_dir``; ``run`` when this server started it."""
     if run is None and result is None:
         raise ValueError("a run on disk is summarised from its result")
-    batches = sum(loader.batches for loader in result.loaders) if result else 0
+    # A training step that took no DataLoader batch made its batch by hand: it counts.
+    batches = (
+        sum(loader.batches for loader in result.loaders) + result.loop_batches if result else 0
+    )
     summary: Summary = {
         "runId": run.run_id if run else _id_on_disk(run_dir, result),
         "script": str(run.script) if run else (result.script if result else ""),

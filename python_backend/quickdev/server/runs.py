@@ -232,8 +232,12 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         raise CommandError(f'"timeout" must be seconds > 0, got {start.timeout!r}')
     args = start.args
     if args is None:
-        analysis = await asyncio.to_thread(analyze_file, script)
-        args = suggested_args(analysis.knobs, batches) if analysis else []
+        # The job keeps the promises (one epoch, budgets) itself, as from a terminal; only
+        # an explicit batch size setting changes an argument.
+        args = []
+        if settings.batch_size:
+            analysis = await asyncio.to_thread(analyze_file, script)
+            args = suggested_args(analysis.knobs, settings.batch_size) if analysis else []
     return JobRequest(
         script=script,
         mode=mode,

@@ -43,6 +43,15 @@ class Settings:
             valid=lambda n: n >= 1,
         ),
     )
+    # 0: the script's own batch size; else passed to its --batch-size-like option.
+    batch_size: int = field(
+        default=0,
+        metadata=_setting(
+            "must be a whole number ≥ 0, got {value!r}; using 0",
+            key="batchSize",
+            valid=lambda n: n >= 0,
+        ),
+    )
     # Relative paths are under each workspace folder.
     runs_dir: str = field(
         default=str(DEFAULT_RUNS_DIR),

@@ -1,0 +1,130 @@
+"""Default-flag quick-dev runs of every loop style beside the same scripts limited by hand.
+
+Each style is one of the idioms under ``tests/job/idioms``. The hand-limited variant is
+the same source with its own numbers made small (as a user writes a smoke test: fewer
+epochs, iterations, samples, no workers), run with plain ``python``; the quick-dev run
+uses the unmodified script and default flags. Goal: each ratio <= 1.05 and each
+quick-dev run under 30 s. Both run in a scratch copy, so nothing lands in the repo.
+
+    python benchmarks/budgets.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+IDIOMS = Path(__file__).resolve().parent.parent / "tests" / "job" / "idioms"
+
+# script -> (source replacements that limit it by hand, its own arguments when limited)
+HAND_LIMITS: dict[str, tuple[list[tuple[str, str]], list[str]]] = {
+    "endless_trainer.py": ([("num_workers=4", "num_workers=0")], ["--max-iters", "2"]),
+    "gpt_loop.py": (
+        [("eval_iters = 200", "eval_iters = 10"), ("max_iters = 5000", "max_iters = 0")],
+        [],
+    ),
+    "word_lm.py": (
+        [
+            (
+                "        data, targets = get_batch(train_data, i)\n        model.zero_grad()",
+                "        if i >= 2 * args.bptt:\n            raise SystemExit(0)\n"
+                "        data, targets = get_batch(train_data, i)\n        model.zero_grad()",
+            )
+        ],
+        ["--epochs", "1"],
+    ),
+    "try_loop.py": (
+        [
+            ("range(100)", "range(1)"),
+            ("640", "16"),
+            ("randn(64,", "randn(16,"),
+        ],
+        [],
+    ),
+    "hf_trainer.py": (
+        [
+            ("num_train_epochs=3", "max_steps=2"),
+            ("dataloader_num_workers=4", "dataloader_num_workers=0"),
+            ("Tokens(80)", "Tokens(8)"),
+        ],
+        [],
+    ),
+    "accelerate_loop.py": (
+        [
+            ("512", "32"),
+            ("128", "32"),
+            ("range(5)", "range(1)"),
+            ("num_workers=4", "num_workers=0"),
+        ],
+        [],
+    ),
+    "fabric_loop.py": (
+        [('accelerator="cuda"', 'accelerator="cpu"'), ("256", "16"), ("range(10)", "range(1)")],
+        [],
+    ),
+}
+
+
+def _timed(command: list[str], cwd: Path) -> tuple[float, str]:
+    started = time.perf_counter()
+    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{proc.stderr[-2000:]}")
+    return wall, proc.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", help="one script name, e.g. gpt_loop.py")
+    options = parser.parse_args()
+    python = sys.executable
+    ratios: list[float] = []
+    worst_wall = 0.0
+    print(f"{'style':20} {'hand-limited s':>14} {'quick-dev s':>12} {'ratio':>6}  stop_reason")
+    for script, (replacements, own_args) in HAND_LIMITS.items():
+        if options.only and script != options.only:
+            continue
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = Path(scratch)
+            shutil.copy(IDIOMS / script, folder / script)
+            hand = folder / f"hand_{script}"
+            source = (IDIOMS / script).read_text()
+            for old, new in replacements:
+                assert old in source, (script, old)
+                source = source.replace(old, new)
+            hand.write_text(source)
+            quick_cmd = [
+                python,
+                "-m",
+                "quickdev",
+                "run",
+                "--json",
+                "--runs-dir",
+                str(folder / "runs"),
+            ]
+            hand_times: list[float] = []
+            quick_times: list[float] = []
+            reason = ""
+            for _ in range(options.repeat):  # interleaved, so load drift hits both alike
+                hand_times.append(_timed([python, str(hand), *own_args], folder)[0])
+                wall, out = _timed([*quick_cmd, str(folder / script)], folder)
+                quick_times.append(wall)
+                reason = out.strip().splitlines()[-1].split('"stop_reason": "')[1].split('"')[0]
+        hand_s, quick_s = statistics.median(hand_times), statistics.median(quick_times)
+        ratios.append(quick_s / hand_s)
+        worst_wall = max(worst_wall, max(quick_times))
+        print(f"{script:20} {hand_s:14.2f} {quick_s:12.2f} {quick_s / hand_s:6.2f}  {reason}")
+    worst = f"worst ratio {max(ratios):.2f} (goal <= 1.05)"
+    print(f"{worst}; slowest quick-dev run {worst_wall:.1f} s (goal < 30)")
+
+
+if __name__ == "__main__":
+    main()

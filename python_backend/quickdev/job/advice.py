@@ -1,0 +1,53 @@
+"""One line of advice when a budget ended the job: the script's own knob for that loop.
+
+A budget stops a loop from outside; the script usually has a knob that would have
+made the same loop short from inside (nanoGPT's ``eval_iters``, a ``--max-iters``
+option). Static analysis finds it without running anything.
+"""
+
+from __future__ import annotations
+
+from quickdev.analysis import Knob, analyze_file
+from quickdev.analysis.model import KnobKind
+from quickdev.job.target import ScriptTarget, Target
+from quickdev.limits import budget
+
+# Which kind of knob shortens the loop each budget stopped.
+_KNOB_FOR_BUDGET: dict[str, tuple[KnobKind, ...]] = {
+    budget.EVAL_FORWARDS: ("eval_iters",),
+    budget.LOOP_STEPS: ("steps",),
+    budget.MAX_STEPS: ("steps",),
+    budget.TRAIN_PASSES: ("epochs", "steps"),
+    budget.TIMEOUT: ("steps", "epochs", "eval_iters"),
+}
+
+
+def advice_for(reason: str, target: Target, batches: int) -> str | None:
+    kinds = _KNOB_FOR_BUDGET.get(reason)
+    if not kinds or not isinstance(target, ScriptTarget):
+        return None
+    analysis = analyze_file(target.path)
+    if analysis is None:
+        return None
+    for kind in kinds:
+        knob = next((k for k in analysis.knobs if k.kind == kind and not k.is_switch), None)
+        if knob is not None:
+            return _advice(knob, target.path.name, _small_value(kind, batches))
+    return None
+
+
+def _small_value(kind: KnobKind, batches: int) -> int:
+    return 1 if kind == "epochs" else batches
+
+
+def _advice(knob: Knob, file: str, value: int) -> str:
+    where = f"{file}:{knob.line + 1}"
+    default = "" if knob.default is None else f" (default {knob.default})"
+    if knob.is_global:
+        return (
+            f"{knob.flag}{default} at {where} sets this loop's length; "
+            f"a value such as {value} would have ended it sooner"
+        )
+    return (
+        f"{knob.flag}{default} at {where} would have ended it sooner: pass -- {knob.flag} {value}"
+    )

@@ -1,0 +1,44 @@
+"""Lightning Fabric: logger folders in the run directory, CPU when needed.
+
+Fabric leaves the loop to the script, so the DataLoader patch and the budgets bound it
+like any hand-written loop (``setup_dataloaders`` wraps DataLoaders, which stay
+limited). What Fabric adds is loggers with their own root directories; ``fabric.save``
+writes through its checkpoint I/O, which the file journal covers like any other write.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from types import ModuleType
+from typing import Any
+
+from quickdev.limits.import_hook import when_imported
+from quickdev.limits.lightning import LightningLimits
+from quickdev.limits.patching import Patcher
+
+log = logging.getLogger(__name__)
+
+FABRIC_MODULES = ("lightning.fabric.fabric", "lightning_fabric.fabric")
+
+
+def install(patcher: Patcher, lightning: LightningLimits) -> None:
+    when_imported(patcher, FABRIC_MODULES, lambda module: _patch(module, patcher, lightning))
+
+
+def _patch(module: ModuleType, patcher: Patcher, lightning: LightningLimits) -> None:
+    fabric_cls = module.Fabric
+    original_init = fabric_cls.__init__
+
+    @functools.wraps(original_init)
+    def __init__(fabric: Any, *args: Any, **kwargs: Any) -> None:
+        if lightning.cpu_only:
+            kwargs.update(accelerator="cpu", devices=1, strategy="auto")
+            if str(kwargs.get("precision")) in ("16", "16-mixed"):
+                kwargs["precision"] = "bf16-mixed"  # fp16 autocast needs CUDA
+            args = ()  # accelerator, strategy, devices are the leading positionals
+        original_init(fabric, *args, **kwargs)
+        lightning.keep_outputs_in_run_dir(fabric)
+
+    patcher.set(fabric_cls, "__init__", __init__)
+    log.info("limits installed on %s.Fabric", module.__name__)

@@ -1,0 +1,140 @@
+"""Hugging Face ``Trainer`` and ``accelerate``: their own limits, their outputs in the run dir.
+
+Like Lightning (lightning.py), the Trainer is told to stop by itself: ``max_steps`` at
+the batch limit, one epoch, evaluation every pass limited by the DataLoader patch (its
+loaders are DataLoaders), logging each pass, no worker processes, no hub pushes, and
+``output_dir`` (checkpoints, TensorBoard logs) under ``RUN_DIR/hf``. Models and states
+saved to a directory (``save_pretrained``, ``save_model``, ``save_state``) go there too.
+accelerate's prepared loaders are DataLoaders and are limited like any other.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from quickdev.limits.budget import Budget
+from quickdev.limits.import_hook import when_imported
+from quickdev.limits.outputs import OutputPlacer
+from quickdev.limits.patching import Patcher
+from quickdev.rundir.layout import HF_DIR
+
+log = logging.getLogger(__name__)
+
+# Integrations that write into output_dir; the others need accounts or a network.
+_LOCAL_REPORTERS = ("tensorboard", "csv")
+
+
+class HuggingFaceLimits:
+    def __init__(
+        self,
+        run_dir: Path,
+        batches: int | None,
+        budget: Budget,
+        cpu_only: bool,
+        placer: OutputPlacer,
+    ) -> None:
+        self.root = Path(os.path.abspath(run_dir)) / HF_DIR
+        self.batches = batches
+        self.budget = budget
+        self.cpu_only = cpu_only
+        self.placer = placer
+
+    def install(self, patcher: Patcher) -> None:
+        when_imported(
+            patcher, ["transformers.training_args"], lambda m: self._patch_arguments(m, patcher)
+        )
+        when_imported(
+            patcher,
+            ["transformers.trainer", "transformers.modeling_utils", "accelerate.accelerator"],
+            lambda m: self._patch_saves(m, patcher),
+        )
+
+    def directory(self, requested: str | os.PathLike[str] | None) -> str:
+        """Where a directory the script names is written instead."""
+        if requested is None:
+            return str(self.root)
+        return str(self.placer.place(requested, self.root))
+
+    def _patch_arguments(self, module: ModuleType, patcher: Patcher) -> None:
+        arguments_cls = module.TrainingArguments
+        original = arguments_cls.__post_init__
+        limits = self
+
+        @functools.wraps(original)
+        def __post_init__(args: Any) -> None:
+            limits.limit(args)
+            original(args)
+
+        patcher.set(arguments_cls, "__post_init__", __post_init__)
+        log.info("limits installed on transformers.TrainingArguments")
+
+    def limit(self, args: Any) -> None:
+        """Set the fields before TrainingArguments validates and derives the rest."""
+        args.output_dir = self.directory(getattr(args, "output_dir", None) or "trainer_output")
+        if hasattr(args, "logging_dir") and args.logging_dir:
+            args.logging_dir = self.directory(args.logging_dir)
+        reporters = args.report_to
+        if isinstance(reporters, str):
+            reporters = [reporters]
+        if reporters is not None and reporters not in (["all"], ["none"]):
+            args.report_to = [r for r in reporters if r in _LOCAL_REPORTERS] or "none"
+        elif reporters == ["all"]:
+            args.report_to = "tensorboard"
+        args.push_to_hub = False
+        args.dataloader_num_workers = 0
+        args.dataloader_persistent_workers = False
+        args.dataloader_prefetch_factor = None
+        if self.batches is not None:
+            user_max = args.max_steps if args.max_steps and args.max_steps > 0 else None
+            args.max_steps = min(filter(None, (user_max, self.batches, self.budget.max_steps)))
+            args.num_train_epochs = 1
+            # At the default interval of 500, a few steps would log nothing.
+            args.logging_steps = args.max_steps
+            if str(getattr(args, "eval_strategy", "no")).endswith("steps"):
+                args.eval_steps = args.max_steps
+            if str(getattr(args, "save_strategy", "no")).endswith("steps"):
+                args.save_steps = args.max_steps
+        if self.cpu_only:
+            args.use_cpu = True
+            args.fp16 = False
+
+    def _patch_saves(self, module: ModuleType, patcher: Patcher) -> None:
+        # (class, method, directory parameter, its position after self)
+        targets = {
+            "transformers.trainer": [("Trainer", "save_model", "output_dir", 0)],
+            "transformers.modeling_utils": [
+                ("PreTrainedModel", "save_pretrained", "save_directory", 0)
+            ],
+            "accelerate.accelerator": [
+                ("Accelerator", "save_state", "output_dir", 0),
+                ("Accelerator", "save_model", "save_directory", 1),
+            ],
+        }
+        for owner_name, method, parameter, position in targets[module.__name__]:
+            owner = getattr(module, owner_name)
+            original = getattr(owner, method)
+            patcher.set(owner, method, self._redirecting(original, parameter, position))
+
+    def _redirecting(
+        self, original: Callable[..., Any], parameter: str, position: int
+    ) -> Callable[..., Any]:
+        """``original`` with its directory argument moved into the run directory."""
+        limits = self
+
+        @functools.wraps(original)
+        def redirected(owner: Any, *args: Any, **kwargs: Any) -> Any:
+            args_list = list(args)
+            if parameter in kwargs:
+                if kwargs[parameter] is not None:
+                    kwargs[parameter] = limits.directory(kwargs[parameter])
+            elif len(args_list) > position and args_list[position] is not None:
+                args_list[position] = limits.directory(args_list[position])
+            return original(owner, *args_list, **kwargs)
+
+        return redirected
