@@ -230,6 +230,7 @@ def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.losses = recorder.losses
         result.redirected_outputs = recorder.redirections
         result.limits.one_epoch_options = recorder.one_epoch_options
+        result.device = recorder.device() if recorder.device else None
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:

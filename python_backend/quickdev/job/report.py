@@ -28,6 +28,11 @@ def summarize(result: JobResult) -> str:
             f"  loader {_short(file)}:{line}: {loader.passes} pass(es), {loader.batches} batches, "
             f"data wait {loader.data_wait_s:.3f} s, {loader.batch_signature}{flags}"
         )
+    if result.device is not None and result.device.remaps:
+        counts = ", ".join(f"{idiom} {n}" for idiom, n in result.device.remaps.items())
+        lines.append(
+            f"  device: {result.device.actual} instead of what the script asked ({counts})"
+        )
     steps = f"  steps: {result.optimizer_steps}"
     if result.losses:
         first, last = result.losses[0], result.losses[-1]

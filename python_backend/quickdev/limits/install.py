@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from quickdev.events import EventHub
-from quickdev.limits import device_map, eager, epochs, loaders, saves, steps
+from quickdev.limits import device, eager, epochs, loaders, saves, steps
 from quickdev.limits.budget import Budget
 from quickdev.limits.lightning import LightningLimits
 from quickdev.limits.patching import Patcher
@@ -22,19 +22,18 @@ def install_limits(
     """Returns the recorder the limits report to and the device the job runs on."""
     recorder = Recorder(hub, budget)
     batches = None if options.no_limits else options.batches
-    device = device_map.resolve_device(options.device)
-    cpu_only = device == "cpu"
+    actual = device.resolve_device(options.device)
+    cpu_only = actual == "cpu"
     # Independent of each other: they patch different functions.
     eager.install(patcher)
     loaders.install(patcher, recorder, batches)
     if not options.no_limits:
         epochs.install(patcher, recorder.one_epoch_options)
     steps.install(patcher, recorder)
-    # Dependencies, in order: saves wraps the torch.load that device_map installed (a
-    # redirected checkpoint is still mapped to the CPU); Lightning's Trainer saves
+    # Dependencies, in order: saves wraps the torch.load that the device engine
+    # installed (a redirected checkpoint is still mapped); Lightning's Trainer saves
     # through the same redirector and hands its step budget to the Trainer.
-    if cpu_only:
-        device_map.install(patcher)
+    recorder.device = device.install(patcher, options.device, actual).report
     redirector = saves.SaveRedirector(run_dir, recorder)
     saves.install(patcher, redirector)
     LightningLimits(run_dir, batches, budget, cpu_only, redirector).install(patcher)
@@ -43,6 +42,6 @@ def install_limits(
         batches,
         options.max_steps,
         options.timeout_s,
-        device,
+        actual,
     )
-    return recorder, device
+    return recorder, actual

@@ -7,10 +7,11 @@ the EventHub so observers (progress, scalars, profiler) see the same events.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from quickdev.events import EventHub
 from quickdev.limits.budget import Budget
-from quickdev.rundir.result import LoaderStats, Redirection
+from quickdev.rundir.result import DeviceRemaps, LoaderStats, Redirection
 
 # A job without limits could back-propagate millions of times; result.json keeps the
 # first ones (TensorBoard gets every one).
@@ -27,6 +28,8 @@ class Recorder:
         self.redirections: list[Redirection] = []
         self.one_epoch_options: list[str] = []
         self.optimizer_seen = False
+        # The device engine's counts, read when the result is written.
+        self.device: Callable[[], DeviceRemaps] | None = None
         self._last_step_at = time.perf_counter()
 
     def new_loader(self, origin: str) -> LoaderStats:
