@@ -65,3 +65,16 @@ def test_install_then_undo_leaves_torch_as_it_was() -> None:
     }
     assert after == before
     assert len(_get_current_function_mode_stack()) == modes
+
+
+def test_scripted_code_still_compiles_the_wrapped_factories() -> None:
+    patcher = Patcher()
+    device.install(patcher, "cpu", "cpu")
+    try:
+
+        def make(n: int) -> torch.Tensor:
+            return torch.zeros(n) + torch.arange(n)
+
+        assert torch.jit.script(make)(3).tolist() == [0.0, 1.0, 2.0]
+    finally:
+        patcher.undo_all()

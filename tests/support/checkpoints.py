@@ -17,9 +17,11 @@ def save_as_if_on(obj: Any, path: Path, location: str) -> Path:
 
     # Location tags are what torch.load reads back; faking them is the only way to
     # write a CUDA checkpoint without a GPU.
+    registry = torch.serialization._package_registry
+    before = list(registry)
     torch.serialization.register_package(1, tag, lambda storage, location: None)
     try:
         torch.save(obj, path)
     finally:
-        torch.serialization._package_registry.pop()
+        registry[:] = before  # the registry is sorted: ours need not be last
     return path

@@ -13,7 +13,6 @@ from typing import Any
 
 import torch
 
-from quickdev.limits.user_code import caller_origin
 from quickdev.rundir.result import DeviceRemaps
 
 # Device types a CPU job stands in for: tensors asked there live on the CPU instead.
@@ -116,12 +115,12 @@ class DeviceEngine:
         return target
 
     def unavailable(self, what: str) -> Any:
-        """Fail the user's call with one line: what, where, and which --device to use."""
-        origin = caller_origin(skip=2)
+        """Fail the user's call with one line: what, and which --device to use (the
+        job's error report adds where, from the traceback)."""
         advice = (
             "quickdev stands CUDA in for the CPU, not this; run with --device auto on a "
             "machine that has it"
             if self.cpu
             else f"quickdev maps CUDA devices to {self.actual}; use --device cpu or auto"
         )
-        raise DeviceUnavailable(f"{what} cannot be mapped to {self.actual} at {origin}: {advice}")
+        raise DeviceUnavailable(f"{what} cannot be mapped to {self.actual}: {advice}")
