@@ -4,7 +4,10 @@
    to the same batches and one epoch (``--limit-batches 2 --epochs 1``, no workers)
    under plain ``python``
    (goal: ratio <= 1.10).
-2. ``quickdev run examples/lightning_module.py`` against Lightning's own
+2. ``quickdev run --max-steps 300 benchmarks/workloads/small_ops.py`` against the same script
+   stopping itself after 300 steps: a model of many small ops, where a cost on every
+   torch call (the device engine's mode) would show (goal: ratio <= 1.05).
+3. ``quickdev run examples/lightning_module.py`` against Lightning's own
    ``fast_dev_run=2`` on the same module (goal: ratio <= 1.0).
 
 Repetitions are interleaved (so drifting machine load hits every variant alike)
@@ -31,6 +34,7 @@ from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BATCHES = "2"
+SMALL_OPS_STEPS = "300"
 
 
 def variants(runs_dir: Path) -> dict[str, list[str]]:
@@ -38,12 +42,16 @@ def variants(runs_dir: Path) -> dict[str, list[str]]:
     quickdev = [python, "-m", "quickdev", "run", "--batches", BATCHES, "--runs-dir", str(runs_dir)]
     train_loop = str(EXAMPLES / "train_loop.py")
     lightning = str(EXAMPLES / "lightning_module.py")
+    # Its own folder: benchmarks/profile.py would shadow the standard library module.
+    small_ops = str(Path(__file__).resolve().parent / "workloads" / "small_ops.py")
     return {
         "plain, limited by hand": [
             python, train_loop, "--num-workers", "0", "--limit-batches", BATCHES, "--epochs", "1",
         ],
         # One epoch each: quick-dev sets the script's --epochs to 1 by itself.
         "quickdev": [*quickdev, train_loop],
+        "small ops, plain": [python, small_ops, "--steps", SMALL_OPS_STEPS],
+        "small ops, quickdev": [*quickdev, "--max-steps", SMALL_OPS_STEPS, small_ops],
         "lightning fast_dev_run": [
             python, lightning, "--num-workers", "0", "--fast-dev-run", BATCHES,
         ],
@@ -97,11 +105,14 @@ def main() -> None:
             f"CPU median {statistics.median(cpu[name]):.2f} s"
         )
     plain_ratio = medians["quickdev"] / medians["plain, limited by hand"]
+    small_ops_ratio = medians["small ops, quickdev"] / medians["small ops, plain"]
     lightning_ratio = medians["quickdev lightning"] / medians["lightning fast_dev_run"]
     print(f"quickdev / plain python limited by hand: {plain_ratio:.3f} (goal <= 1.10)")
+    print(f"quickdev / plain, many small ops: {small_ops_ratio:.3f} (goal <= 1.05)")
     print(f"quickdev / Lightning fast_dev_run: {lightning_ratio:.3f} (goal <= 1.0)")
     print(
         f"overhead ratios: plain {plain_ratio:.3f} (goal <= 1.10), "
+        f"small ops {small_ops_ratio:.3f} (goal <= 1.05), "
         f"fast_dev_run {lightning_ratio:.3f} (goal <= 1.0)"
     )
 

@@ -13,6 +13,7 @@ Exit status: 0 passed or stopped at a budget, 1 the user's code failed, 2 usage 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -59,6 +60,14 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
 
 
 _positive_int = _int_at_least(1)
+
+
+def _device(text: str) -> str:
+    if re.fullmatch(r"auto|cpu|cuda(:\d+)?", text):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is not auto, cpu, cuda or cuda:N")
+
+
 _non_negative_int = _int_at_least(0)
 
 
@@ -141,7 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="eval-mode/no-grad forwards in a row that no DataLoader feeds (default "
         f"{DEFAULT_EVAL_FORWARDS}; 0: no bound)",
     )
-    limits.add_argument("--device", choices=["auto", "cpu"], default="auto")
+    limits.add_argument(
+        "--device",
+        type=_device,
+        default="auto",
+        metavar="{auto,cpu,cuda,cuda:N}",
+        help="where the script's tensors go: CUDA requests are mapped here (default auto)",
+    )
     limits.add_argument(
         "--no-limits",
         action="store_true",

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 
-Device = Literal["auto", "cpu"]
+# "auto", "cpu", "cuda" or "cuda:N"; the command line checks the form.
+Device = str
 
 DEFAULT_BATCHES = 2
 # Budgets every job has unless told otherwise (see ``resolve_budgets``).

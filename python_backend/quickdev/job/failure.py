@@ -8,6 +8,8 @@ from quickdev.limits.user_code import is_user_file
 from quickdev.rundir.result import ErrorInfo, Frame
 
 _MAX_MESSAGE_CHARS = 2000
+# torch's words for an operator with no CPU kernel: a custom CUDA extension on a CPU job.
+_NO_CPU_KERNEL = "with arguments from the 'CPU' backend"
 
 
 def describe(exc: BaseException) -> ErrorInfo:
@@ -28,8 +30,17 @@ def describe(exc: BaseException) -> ErrorInfo:
         user_frames = [f for f in frames if is_user_file(f.file)]
         if user_frames:
             file, line = user_frames[-1].file, user_frames[-1].line
+    kind = type(exc).__qualname__
+    if isinstance(exc, NotImplementedError) and _NO_CPU_KERNEL in message:
+        kind, message = "DeviceUnavailable", _cuda_only_kernel(message)
     if len(message) > _MAX_MESSAGE_CHARS:
         message = message[: _MAX_MESSAGE_CHARS - 1] + "…"
-    return ErrorInfo(
-        type=type(exc).__qualname__, message=message, file=file, line=line, traceback=frames
+    return ErrorInfo(type=kind, message=message, file=file, line=line, traceback=frames)
+
+
+def _cuda_only_kernel(message: str) -> str:
+    name = message.split("'")[1] if message.count("'") >= 2 else "an operator"
+    return (
+        f"the kernel {name} has no CPU implementation (a custom CUDA extension?); "
+        "run with --device auto on a machine with CUDA"
     )

@@ -254,6 +254,7 @@ def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.losses = recorder.losses
         result.outputs = recorder.outputs
         result.limits.one_epoch_options = recorder.one_epoch_options
+        result.device = recorder.device() if recorder.device else None
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:

@@ -50,6 +50,11 @@ def summarize(result: JobResult) -> str:
         )
     if result.loop_batches:
         lines.append(f"  batches made by hand (no DataLoader): {result.loop_batches}")
+    if result.device is not None and result.device.remaps:
+        counts = ", ".join(f"{idiom} {n}" for idiom, n in result.device.remaps.items())
+        lines.append(
+            f"  device: {result.device.actual} instead of what the script asked ({counts})"
+        )
     steps = f"  steps: {result.optimizer_steps}"
     if result.losses:
         first, last = result.losses[0], result.losses[-1]

@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from quickdev.events import EventHub
-from quickdev.limits import device_map, eager, epochs, fabric, journal, loaders, steps
+from quickdev.limits import device, eager, epochs, fabric, journal, loaders, steps
 from quickdev.limits.budget import Budget
 from quickdev.limits.hf import HuggingFaceLimits
 from quickdev.limits.journal import loggers
@@ -25,16 +25,16 @@ def install_limits(
     """Returns the recorder the limits report to and the device the job runs on."""
     recorder = Recorder(hub, budget)
     batches = None if options.no_limits else options.batches
-    device = device_map.resolve_device(options.device)
-    cpu_only = device == "cpu"
+    actual = device.resolve_device(options.device)
+    cpu_only = actual == "cpu"
     # Independent of each other: they patch different functions.
     eager.install(patcher)
     loaders.install(patcher, recorder, batches)
     if not options.no_limits:
         epochs.install(patcher, recorder.one_epoch_options, budget.allow_epochs)
     steps.install(patcher, recorder)
-    if cpu_only:
-        device_map.install(patcher)
+    # The device engine maps every device the script names onto this machine's.
+    recorder.device = device.install(patcher, options.device, actual).report
     # The file journal sees every write, whoever makes it (torch.save, Lightning's and
     # Fabric's checkpoints, Hugging Face's saves): the user's tree is restored at the end.
     # --keep-outputs switches it off: files land where asked.
@@ -58,6 +58,6 @@ def install_limits(
         budget.train_passes,
         budget.loop_steps,
         budget.eval_forwards,
-        device,
+        actual,
     )
-    return recorder, device
+    return recorder, actual

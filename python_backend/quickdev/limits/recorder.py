@@ -12,7 +12,7 @@ from collections.abc import Callable
 from quickdev.events import EventHub
 from quickdev.limits.budget import Budget
 from quickdev.limits.journal.restore import Restored
-from quickdev.rundir.result import LoaderStats, Output
+from quickdev.rundir.result import DeviceRemaps, LoaderStats, Output
 
 # A job without limits could back-propagate millions of times; result.json keeps the
 # first ones (TensorBoard gets every one).
@@ -33,6 +33,8 @@ class Recorder:
         self.optimizer_seen = False
         # Training steps fed by no DataLoader batch: each one counts as a batch too.
         self.loop_steps = 0
+        # The device engine's counts, read when the result is written.
+        self.device: Callable[[], DeviceRemaps] | None = None
         self._last_step_at = time.perf_counter()
         self._batches_seen = 0  # DataLoader batches of every loader, for "fed by a loader?"
         self._open_passes = 0  # DataLoader passes under way

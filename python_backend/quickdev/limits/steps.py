@@ -13,6 +13,7 @@ import torch
 from torch import nn
 from torch.optim import Optimizer
 from torch.optim.optimizer import register_optimizer_step_post_hook
+from torch.overrides import has_torch_function_unary
 
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
@@ -99,6 +100,10 @@ def _record_losses(patcher: Patcher, recorder: Recorder) -> None:
     original_backward = torch.Tensor.backward
 
     def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if has_torch_function_unary(tensor):
+            # A TorchFunctionMode (the device engine's) is active: torch hands this
+            # call to it, and it calls back here with the mode off. Record then, once.
+            return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
         if tensor.numel() == 1:
             # The loss belongs to the step it is about to feed (forward counting has
             # already counted that step).

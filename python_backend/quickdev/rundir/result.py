@@ -34,6 +34,17 @@ class Limits:
 
 
 @dataclass
+class DeviceRemaps:
+    """Where the script asked its tensors to go, where they went, and how often, by idiom."""
+
+    requested: str = "auto"  # the --device the job was given
+    actual: str = "cpu"
+    # Idiom ("Tensor.to", "torch.load map_location", "autocast cuda float16 -> cpu bfloat16",
+    # ...) -> calls remapped; a count of 0 never appears.
+    remaps: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class LoaderStats:
     origin: str  # "file:line" where the DataLoader was created
     passes: int = 0
@@ -117,6 +128,7 @@ class JobResult:
     # them and the user's tree is not restored.
     keep_outputs: bool = False
     peak_rss_mb: float = 0.0
+    device: DeviceRemaps | None = None
     exit_code: int | None = None  # the script's own sys.exit code, when it called it
     run_dir: str = ""
     schema: int = SCHEMA_VERSION
@@ -131,6 +143,8 @@ class JobResult:
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["limits"] = Limits(**values.get("limits") or {})
+        if values.get("device"):
+            values["device"] = DeviceRemaps(**values["device"])
         values["loaders"] = [LoaderStats(**d) for d in values.get("loaders") or []]
         if values.get("error"):
             err = dict(values["error"])

@@ -1,0 +1,169 @@
+"""GPU training code run unmodified by ``quickdev run`` on a CPU-only machine.
+
+Each script under device_scripts/ is a small faithful copy of a public idiom; the
+result must list what the device engine remapped. The tests marked ``gpu`` run the
+same scripts on a CUDA machine, where indices it lacks land on cuda:0; they are
+skipped (not passed) without CUDA, and the CPU proofs above them stand alone.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from tests.support.checkpoints import save_as_if_on
+
+SCRIPTS = Path(__file__).parent / "device_scripts"
+CUDA = torch.cuda.is_available()
+needs_gpu = pytest.mark.skipif(not CUDA, reason="needs a CUDA device (GPU-machine check)")
+cpu_only = pytest.mark.skipif(CUDA, reason="proves the CPU stand-in; this machine has CUDA")
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    shutil.copytree(SCRIPTS, tmp_path, dirs_exist_ok=True)
+    return tmp_path
+
+
+@pytest.fixture
+def cuda1_checkpoint(workdir: Path) -> Path:
+    torch.manual_seed(0)
+    state = {"model": nn.Linear(4, 2).state_dict()}
+    path = save_as_if_on(state, workdir / "gpu-run.pt", "cuda:1")
+    if not CUDA:
+        with pytest.raises(RuntimeError, match="CUDA"):
+            torch.load(path)
+    return path
+
+
+def remaps(run: Any) -> dict[str, int]:
+    assert run.result is not None, run.stderr
+    device = run.result["device"]
+    assert device["actual"] == ("cpu" if not CUDA else device["actual"])
+    return dict(device["remaps"])
+
+
+@cpu_only
+def test_gpt_script_with_configurator_and_pinned_batches(run_quickdev: Any, workdir: Path) -> None:
+    run = run_quickdev(
+        "--max-steps", "3", "gpt_train.py", "--", "config/quick.py", "--max_iters=50",
+        cwd=workdir,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.result["status"] == "stopped" and run.result["optimizer_steps"] == 3
+    counts = remaps(run)
+    assert counts["Tensor.pin_memory"] >= 4
+    assert counts["Tensor.to / Module.to"] >= 4  # model.to("cuda"), batches .to(device)
+    assert counts["autocast cuda float16 -> cpu bfloat16"] == 1
+    assert "GradScaler cuda -> cpu" in counts
+    assert "mem 0.0 MB" in run.stdout
+    assert "device: cpu instead of" not in run.stderr  # --json: the summary is the JSON
+
+
+@cpu_only
+def test_trainer_with_integer_gpu_id_resumes_its_snapshot(run_quickdev: Any, workdir: Path) -> None:
+    snapshot = {"MODEL_STATE": nn.Linear(20, 1).state_dict(), "EPOCHS_RUN": 1}
+    save_as_if_on(snapshot, workdir / "snapshot.pt", "cuda:0")
+    before = (workdir / "snapshot.pt").read_bytes()
+    run = run_quickdev("trainer_snapshot.py", cwd=workdir, json_output=False)
+    assert run.returncode == 0, run.stderr
+    assert "Resuming training from snapshot at Epoch 1" in run.stdout
+    assert "[GPU0] Epoch 1 | snapshot saved" in run.stdout
+    summary = next(line for line in run.stderr.splitlines() if line.startswith("  device:"))
+    assert "Tensor.to / Module.to" in summary and "torch.load map_location" in summary
+    assert (workdir / "snapshot.pt").read_bytes() == before  # new ones stay in the run dir
+
+
+@cpu_only
+def test_torchrun_script_with_nccl_and_set_device(run_quickdev: Any, workdir: Path) -> None:
+    run = run_quickdev("--nproc", "2", "torchrun_ddp.py", cwd=workdir, timeout=240)
+    assert run.returncode == 0, run.stderr
+    assert run.result["status"] == "passed", run.result["error"]
+    assert "[GPU1] epoch 0 done on cpu" in run.stdout
+    counts = remaps(run)
+    assert counts["init_process_group nccl -> gloo"] == 1
+    assert counts["torch.cuda.set_device"] == 1
+    assert counts["DistributedDataParallel device_ids"] == 1
+    assert counts["barrier device_ids"] >= 1
+
+
+@cpu_only
+def test_autocast_and_grad_scaler(run_quickdev: Any, workdir: Path) -> None:
+    run = run_quickdev("--max-steps", "2", "amp_step.py", cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    assert "out torch.bfloat16" in run.stdout
+    counts = remaps(run)
+    assert counts["autocast cuda float16 -> cpu bfloat16"] == 2
+    assert counts["GradScaler cuda -> cpu"] == 1
+    assert counts["Tensor.cuda / Module.cuda"] >= 2  # one per parameter of two layers
+
+
+@cpu_only
+def test_checkpoint_saved_on_cuda1(
+    run_quickdev: Any, workdir: Path, cuda1_checkpoint: Path
+) -> None:
+    run = run_quickdev("load_checkpoint.py", "--", str(cuda1_checkpoint), cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    assert "LOADED ['cpu']" in run.stdout
+    counts = remaps(run)
+    assert counts["torch.load map_location"] == 2  # "cuda:1" and the dict's "cuda:0"
+    assert counts["torch.load storage location"] >= 2  # the unmapped load, per storage
+
+
+@needs_gpu
+def test_gpu_checkpoint_from_a_missing_index_lands_on_cuda0(
+    run_quickdev: Any, workdir: Path
+) -> None:
+    missing = torch.cuda.device_count()  # an index this machine does not have
+    state = {"model": nn.Linear(4, 2).state_dict()}
+    path = save_as_if_on(state, workdir / "far.pt", f"cuda:{missing}")
+    script = workdir / "load_checkpoint.py"
+    script.write_text(script.read_text().replace("cuda:1", f"cuda:{missing}"))
+    run = run_quickdev("--device", "auto", "load_checkpoint.py", "--", str(path), cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    assert "LOADED ['cuda']" in run.stdout
+    assert run.result["device"]["actual"] == "cuda:0"
+    assert run.result["device"]["remaps"]["torch.load map_location"] >= 1
+
+
+@needs_gpu
+def test_gpu_pinned_device_flag_maps_every_index(run_quickdev: Any, workdir: Path) -> None:
+    run = run_quickdev("--device", "cuda:0", "--max-steps", "2", "amp_step.py", cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    assert run.result["device"] == {"requested": "cuda:0", "actual": "cuda:0", "remaps": {}}
+
+
+def test_mps_only_call_fails_in_one_line(run_quickdev: Any, tmp_path: Path) -> None:
+    if torch.backends.mps.is_available():
+        pytest.skip("this machine has MPS, so the call is legitimate")
+    (tmp_path / "mps.py").write_text("import torch\nx = torch.ones(2)\ntorch.mps.synchronize()\n")
+    run = run_quickdev("mps.py", cwd=tmp_path, json_output=False)
+    assert run.returncode == 1
+    (line,) = [ln for ln in run.stderr.splitlines() if ln.startswith("  error:")]
+    assert "torch.mps.synchronize()" in line and "--device" in line and "mps.py:3" in line
+    assert "Traceback" not in run.stderr
+
+
+def test_custom_cuda_kernel_fails_in_one_line(run_quickdev: Any, tmp_path: Path) -> None:
+    if CUDA:
+        pytest.skip("with CUDA the kernel would run")
+    # A custom op with only a CUDA kernel, as a compiled extension registers it.
+    (tmp_path / "ext.py").write_text(
+        "import torch\n"
+        "lib = torch.library.Library('qd_ext', 'DEF')\n"
+        "lib.define('fused(Tensor x) -> Tensor')\n"
+        "lib.impl('fused', lambda x: x * 2, 'CUDA')\n"
+        "x = torch.ones(2, device='cuda')\n"
+        "y = torch.ops.qd_ext.fused(x)\n"
+    )
+    run = run_quickdev("ext.py", cwd=tmp_path)
+    assert run.returncode == 1
+    error = run.result["error"]
+    assert error["type"] == "DeviceUnavailable"
+    assert "qd_ext::fused" in error["message"] and "--device" in error["message"]
+    assert (Path(error["file"]).name, error["line"]) == ("ext.py", 6)

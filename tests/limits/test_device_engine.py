@@ -1,0 +1,80 @@
+"""The device engine in process: the mapping itself, and the Patcher contract (undo)."""
+
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+from quickdev.limits import device
+from quickdev.limits.device.engine import DeviceEngine
+from quickdev.limits.patching import Patcher
+from torch.nn.parallel import DistributedDataParallel
+from torch.overrides import _get_current_function_mode_stack
+
+
+def test_every_device_form_maps_to_the_cpu() -> None:
+    engine = DeviceEngine("cpu", "cpu")
+    cpu = torch.device("cpu")
+    for asked in ("cuda", "cuda:3", torch.device("cuda", 1), 0, 2, "mps"):
+        assert engine.target(asked) == cpu, asked
+    for kept in ("cpu", "meta", None, torch.float16, True):
+        assert engine.target(kept) is None, kept
+
+
+def test_missing_gpu_indices_land_on_one_the_machine_has() -> None:
+    auto = DeviceEngine("auto", "cuda:0", cuda_count=1)
+    assert auto.target("cuda:3") == torch.device("cuda:0")
+    assert auto.target(5) == torch.device("cuda:0")
+    assert auto.target("cuda:0") is None and auto.target("cuda") is None
+    two = DeviceEngine("auto", "cuda:0", cuda_count=2)
+    assert two.target("cuda:1") is None  # a GPU the machine has stays
+    pinned = DeviceEngine("cuda:1", "cuda:1", cuda_count=2)
+    assert pinned.target("cuda:0") == torch.device("cuda:1")
+
+
+def test_install_then_undo_leaves_torch_as_it_was() -> None:
+    before = {
+        "device": torch.device,
+        "Generator": torch.Generator,
+        "load": torch.load,
+        "set_device": torch.cuda.set_device,
+        "init": dist.init_process_group,
+        "ddp": DistributedDataParallel.__init__,
+        "autocast": torch.amp.autocast_mode.autocast.__init__,
+    }
+    modes = len(_get_current_function_mode_stack())
+    patcher = Patcher()
+    engine = device.install(patcher, "cpu", "cpu")
+    try:
+        assert torch.zeros(2, device="cuda").device.type == "cpu"
+        assert torch.ones(2).to(1).pin_memory().device.type == "cpu"
+        assert isinstance(torch.device(0), torch.device)
+        torch.cuda.set_device(3)
+        with torch.autocast("cuda", dtype=torch.float16):
+            assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
+        assert engine.report().remaps["torch.cuda.set_device"] == 1
+    finally:
+        patcher.undo_all()
+    after = {
+        "device": torch.device,
+        "Generator": torch.Generator,
+        "load": torch.load,
+        "set_device": torch.cuda.set_device,
+        "init": dist.init_process_group,
+        "ddp": DistributedDataParallel.__init__,
+        "autocast": torch.amp.autocast_mode.autocast.__init__,
+    }
+    assert after == before
+    assert len(_get_current_function_mode_stack()) == modes
+
+
+def test_scripted_code_still_compiles_the_wrapped_factories() -> None:
+    patcher = Patcher()
+    device.install(patcher, "cpu", "cpu")
+    try:
+
+        def make(n: int) -> torch.Tensor:
+            return torch.zeros(n) + torch.arange(n)
+
+        assert torch.jit.script(make)(3).tolist() == [0.0, 1.0, 2.0]
+    finally:
+        patcher.undo_all()
