@@ -101,7 +101,9 @@ class DeviceEngine:
             self.unavailable(f"device {str(parsed)!r}")
         index = parsed.index
         if self._pinned:
-            return None if index == self.actual.index else self.actual
+            # "cuda" without an index is the current device, which the pin already is.
+            current = index if index is not None else torch.cuda.current_device()
+            return None if current == self.actual.index else self.actual
         if index is not None and index >= self._cuda_count:
             return self.actual
         return None

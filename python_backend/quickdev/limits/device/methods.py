@@ -56,7 +56,11 @@ def _then(mapping: dict[str, Any], fallback: Any) -> Any:
     def restore(storage: Any, location: str) -> Any:
         if location in mapping:
             location = str(mapping[location])
-        return fallback(storage, location) or storage
+        moved = fallback(storage, location)
+        if moved is not None:
+            return moved
+        # torch's own restore would use the location saved in the file, not the mapped one.
+        return torch.serialization.default_restore_location(storage, location)
 
     return restore
 
