@@ -167,3 +167,35 @@ def test_custom_cuda_kernel_fails_in_one_line(run_quickdev: Any, tmp_path: Path)
     assert error["type"] == "DeviceUnavailable"
     assert "qd_ext::fused" in error["message"] and "--device" in error["message"]
     assert (Path(error["file"]).name, error["line"]) == ("ext.py", 6)
+
+
+# Written on a real GPU machine (an H100) by:
+#   torch.manual_seed(0); m = nn.Linear(4, 2).cuda()
+#   torch.save({"model": m.state_dict(), "step": 7}, "linear_saved_on_cuda0.pt")
+# Its storages carry torch's own "cuda:0" location tags, not ones written by a helper.
+REAL_GPU_CHECKPOINT = Path(__file__).parent / "device_checkpoints" / "linear_saved_on_cuda0.pt"
+REAL_GPU_WEIGHT_SUM = -0.18697404861450195
+
+
+@cpu_only
+def test_a_checkpoint_written_on_a_real_gpu_loads_on_the_cpu(
+    run_quickdev: Any, tmp_path: Path
+) -> None:
+    with pytest.raises(RuntimeError, match="CUDA"):
+        torch.load(REAL_GPU_CHECKPOINT)  # without quickdev: the CPU machine refuses it
+    script = tmp_path / "resume.py"
+    script.write_text(
+        "import sys, torch\n"
+        "from torch import nn\n"
+        "model = nn.Linear(4, 2).to('cuda')\n"
+        "state = torch.load(sys.argv[1], map_location='cuda:0')\n"
+        "model.load_state_dict(state['model'])\n"
+        "print('RESUMED', next(model.parameters()).device, state['step'],\n"
+        "      float(model.weight.detach().sum()))\n"
+    )
+    run = run_quickdev("resume.py", "--", str(REAL_GPU_CHECKPOINT), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    device, step, total = run.stdout.split("RESUMED ")[1].split()[:3]
+    assert (device, step) == ("cpu", "7")
+    assert float(total) == pytest.approx(REAL_GPU_WEIGHT_SUM)
+    assert remaps(run)["torch.load map_location"] == 1

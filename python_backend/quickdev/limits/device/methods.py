@@ -60,7 +60,7 @@ def _then(mapping: dict[str, Any], fallback: Any) -> Any:
         if moved is not None:
             return moved
         # torch's own restore would use the location saved in the file, not the mapped one.
-        return torch.serialization.default_restore_location(storage, location)
+        return torch.serialization.default_restore_location(storage, location)  # type: ignore[no-untyped-call]
 
     return restore
 
