@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import torch
 import torch.distributed as dist
 from quickdev.limits import device
@@ -78,3 +80,17 @@ def test_scripted_code_still_compiles_the_wrapped_factories() -> None:
         assert torch.jit.script(make)(3).tolist() == [0.0, 1.0, 2.0]
     finally:
         patcher.undo_all()
+
+
+def test_devices_still_pickle_while_the_engine_stands_in_for_torch_device() -> None:
+    """Trainer states and optimizer checkpoints hold torch.device objects; saving them
+    must not trip over the stand-in (it did, inside Hugging Face's Trainer)."""
+    patcher = Patcher()
+    device.install(patcher, "cpu", "cpu")
+    try:
+        blob = pickle.dumps({"where": torch.device("cpu"), "gpu": torch.device(0)})
+    finally:
+        patcher.undo_all()
+    loaded = pickle.loads(blob)
+    assert type(loaded["where"]) is torch.device and loaded["where"].type == "cpu"
+    assert loaded["gpu"] == torch.device("cuda", 0)

@@ -112,6 +112,9 @@ def _install_device_type(patcher: Patcher, engine: DeviceEngine) -> None:
                 return real("cuda", args[0])
             return real(*args, **kwargs)
 
+    # torch.device pickles as the global ``torch.device`` (Trainer states, optimizer
+    # checkpoints hold devices): the stand-in must answer to that name.
+    device.__module__, device.__qualname__ = "torch", "device"
     patcher.set(torch, "device", device)
 
 
