@@ -23,7 +23,7 @@ Modules: ``scope`` (which paths count), ``records`` (the log), ``backup`` (putti
 originals aside), ``journal`` (first touch of each path), ``claims`` (two jobs, one
 folder), ``hook`` (the audit hook), ``native`` (writers without audit events),
 ``restore`` (putting it back), ``recover`` (after a kill), ``loggers`` (logger
-stores pointed into the run directory).
+stores pointed into the run directory), ``children`` (Python child processes).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import os
 import sys
 from pathlib import Path
 
-from quickdev.limits.journal import hook, native
+from quickdev.limits.journal import children, hook, native
 from quickdev.limits.journal.claims import Claims
 from quickdev.limits.journal.journal import Journal
 from quickdev.limits.journal.records import JournalLog, read_records
@@ -47,6 +47,7 @@ class JournalSession:
 
     def __init__(self, run_dir: Path, cwd: Path) -> None:
         self.run_dir = run_dir
+        self.pid = os.getpid()
         self.log = JournalLog(run_dir / JOURNAL_FILE)
         self.log.append(
             {"kind": "start", "pid": os.getpid(), "cwd": str(cwd), "run_dir": str(run_dir)}
@@ -57,6 +58,8 @@ class JournalSession:
 
     def finish(self) -> Restored:
         """Put the tree back; once (a kill during the restore must not start a second)."""
+        if os.getpid() != self.pid:
+            return Restored()  # a forked child that returned: the job restores, not it
         hook.activate(None)
         if self.restored is not None:
             return self.restored
@@ -74,6 +77,7 @@ class JournalSession:
 def install(patcher: Patcher, run_dir: Path) -> JournalSession:
     session = JournalSession(run_dir, Path.cwd())
     native.install(patcher)
+    children.install(patcher, run_dir)
     # Bytecode the job's imports would write into the user's tree is not the job's output.
     patcher.set(sys, "dont_write_bytecode", True)
     hook.activate(session.journal)

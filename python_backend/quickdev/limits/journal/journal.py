@@ -90,7 +90,9 @@ class Journal:
 
     def _put_aside(self, path: str, st: os.stat_result, action: str) -> None:
         self._count += 1
-        aside = self.backups / f"{self._count}-{os.path.basename(path)}"
+        # The pid keeps apart the backups of the job and of its children, which journal
+        # into the same run directory (forked children also inherit the count).
+        aside = self.backups / f"{os.getpid()}-{self._count}-{os.path.basename(path)}"
         how = {"replace": "rename", "keep": "link", "update": "copy"}[action]
         self._append({"kind": "file", "path": path, "backup": str(aside), "how": how})
         try:

@@ -26,10 +26,16 @@ Record = dict[str, Any]
 
 
 class JournalLog:
-    """The running job's own log: created, locked and synced before the first change."""
+    """The running job's own log: created, locked and synced before the first change.
 
-    def __init__(self, path: Path) -> None:
+    A child process of the job (``children``) appends to the job's log without the lock
+    (``own=False``): the job holds it, and restores what its children changed too."""
+
+    def __init__(self, path: Path, *, own: bool = True) -> None:
         self.path = path
+        if not own:
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            return
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         hold(self._fd)
         _fsync_dir(path.parent)
