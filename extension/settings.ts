@@ -39,6 +39,8 @@ export function readSettings(): QuickdevSettings {
     batchSize: get<number>("batchSize"),
     runsDir: get<string>("runsDir"),
     keepOutputs: get<boolean>("keepOutputs"),
+    runsKeep: get<number>("runsKeep"),
+    runsMaxSizeMb: get<number>("runsMaxSizeMb"),
     lenses: get<LensSettings>("lenses"),
   };
 }

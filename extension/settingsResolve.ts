@@ -17,6 +17,9 @@ export interface QuickdevSettings {
   batchSize: number;
   runsDir: string;
   keepOutputs: boolean;
+  /** Run history: runs kept, and its size cap in MB (0: no limit). */
+  runsKeep: number;
+  runsMaxSizeMb: number;
   lenses: LensSettings;
 }
 
@@ -26,6 +29,8 @@ export const SETTING_KEYS: readonly (keyof QuickdevSettings)[] = [
   "batchSize",
   "runsDir",
   "keepOutputs",
+  "runsKeep",
+  "runsMaxSizeMb",
   "lenses",
 ];
 

@@ -30,7 +30,7 @@ from quickdev.options import (
 )
 from quickdev.processes import EXIT_USAGE
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
-from quickdev.rundir.retention import RETENTION
+from quickdev.rundir.retention import RETENTION, Retention
 
 
 class UsageError(Exception):
@@ -176,6 +176,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave the files the script writes where it writes them (no file journal)",
     )
     out.add_argument(
+        "--runs-keep",
+        type=_non_negative_int,
+        default=RETENTION.keep_runs,
+        metavar="N",
+        help="runs kept in --runs-dir; older finished ones are removed at start (0: all)",
+    )
+    out.add_argument(
+        "--runs-max-size-mb",
+        type=_non_negative_int,
+        default=RETENTION.max_size_mb,
+        metavar="MB",
+        help="the run history's size cap; the oldest finished runs beyond it go (0: none)",
+    )
+    out.add_argument(
         "--run-id",
         help="the exact run id (a caller that must know the run directory in advance sets it)",
     )
@@ -309,6 +323,7 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         print_json=ns.json,
         no_limits=ns.no_limits,
         keep_outputs=ns.keep_outputs,
+        retention=Retention(ns.runs_keep, ns.runs_max_size_mb),
         nproc=ns.nproc,
         debug_rank=ns.debug_rank,
     )
@@ -343,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return attach_main(run_dir=ns.run, pid=ns.pid, timeout_s=ns.timeout)
         if ns.command == "runs":
-            from quickdev.rundir.retention import Retention, prune_runs
+            from quickdev.rundir.retention import prune_runs
 
             removed = prune_runs(ns.runs_dir, Retention(ns.keep, ns.max_size_mb))
             print(f"quickdev: removed {len(removed)} run(s) from {ns.runs_dir}", file=sys.stderr)

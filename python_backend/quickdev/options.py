@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
+from quickdev.rundir.retention import RETENTION, Retention
 
 # "auto", "cpu", "cuda" or "cuda:N"; the command line checks the form.
 Device = str
@@ -61,6 +62,7 @@ class RunOptions:
     no_limits: bool = False
     # The job's files stay where it writes them; the file journal is off (said in the result).
     keep_outputs: bool = False
+    retention: Retention = RETENTION  # the run history pruned at the job's start
     nproc: int = 1  # > 1: local ranks under torch.distributed.run, a result each plus a merged one
     debug_rank: int | None = None  # with nproc > 1: the one rank that runs under debugpy
 

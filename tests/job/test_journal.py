@@ -226,3 +226,16 @@ def test_run_history_is_ignored_by_git_and_pruned(tmp_path: Path) -> None:
     assert proc.stderr.strip() == "quickdev: removed 2 run(s) from .quickdev/runs"
     # The newest is kept by count; the running one is never removed.
     assert sorted(p.name for p in runs.iterdir()) == ["20260102-b", "20260104-d"]
+
+
+def test_a_job_prunes_the_history_as_its_retention_says(run_quickdev: Any, tmp_path: Path) -> None:
+    runs = tmp_path / ".quickdev" / "runs"
+    for name, status in {"20260101-a": "passed", "20260102-b": "running"}.items():
+        create_run_dir(runs, name)
+        (runs / name / "result.json").write_text(json.dumps({"id": name, "status": status}))
+    (tmp_path / "noop.py").write_text("print('hello')\n")
+    run = run_quickdev("--runs-keep", "1", "noop.py", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    # The new run is kept by count, the running one always; the old finished one goes.
+    kept = sorted(p.name for p in runs.iterdir() if p.is_dir())
+    assert kept == sorted(["20260102-b", run.run_dir.name])

@@ -70,3 +70,23 @@ def test_bad_values_fall_back_with_one_line_each() -> None:
     ]
     assert parse_settings("nonsense")[1] == ["quickdev settings must be an object, got str"]
     assert parse_settings(None) == (Settings(), [])
+
+
+def test_retention_settings_reach_the_job_command_line() -> None:
+    from pathlib import Path
+
+    from quickdev.cli import build_parser, run_options
+    from quickdev.rundir.retention import Retention
+    from quickdev.server.jobs import JobRequest, job_command
+
+    settings, problems = parse_settings({"runsKeep": 3, "runsMaxSizeMb": 0})
+    assert problems == []
+    retention = Retention(settings.runs_keep, settings.runs_max_size_mb)
+    request = JobRequest(
+        Path("train.py"), "run", Path("."), Path(".quickdev/runs"), "python", retention=retention
+    )
+    command = job_command(request, "20260101-train")
+    own = command[command.index("run") + 1 :]
+    assert run_options(build_parser().parse_args(["run", *own]), []).retention == retention
+    _, problems = parse_settings({"runsKeep": -1})
+    assert problems and problems[0].startswith("quickdev.runsKeep")

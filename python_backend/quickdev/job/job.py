@@ -32,7 +32,7 @@ from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
 from quickdev.rundir.result import ErrorInfo, JobResult, Limits
-from quickdev.rundir.retention import RETENTION, prune_runs
+from quickdev.rundir.retention import prune_runs
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
         run_dir = create_run_dir(options.runs_dir, result.id)
         result.run_dir = str(run_dir)
         result.write(run_dir)
-        prune_runs(run_dir.parent, RETENTION, protect=frozenset({result.id}))
+        prune_runs(run_dir.parent, options.retention, protect=frozenset({result.id}))
     except OSError as exc:
         message = (
             f"quickdev run: cannot write the run directory under {options.runs_dir} "

@@ -24,9 +24,9 @@ class Retention:
     max_size_mb: int = 5000  # 0: no limit by size
 
 
-RETENTION = (
-    Retention()
-)  # the defaults; the quickdev.retention setting in package.json says the same
+# The defaults; package.json's quickdev.runsKeep and quickdev.runsMaxSizeMb say the same
+# (a test compares them).
+RETENTION = Retention()
 
 
 def prune_runs(

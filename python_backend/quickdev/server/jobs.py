@@ -28,6 +28,7 @@ from quickdev.processes import DEBUGPY_PATH_ENV
 from quickdev.rundir.ids import create_run_dir, new_run_id
 from quickdev.rundir.layout import DEBUGPY_FILE, LAUNCH_LOG, PROGRESS_FILE
 from quickdev.rundir.result import JobResult
+from quickdev.rundir.retention import RETENTION, Retention
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
 from quickdev.server.log import log
 from quickdev.server.types import Failure
@@ -67,6 +68,7 @@ class JobRequest:
     device: Literal["auto", "cpu"] | None = None
     nproc: int | None = None
     keep_outputs: bool = False
+    retention: Retention = RETENTION
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,9 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
     command += ["--runs-dir", str(request.runs_dir), "--batches", str(request.batches)]
     if request.keep_outputs:
         command.append("--keep-outputs")
+    if request.retention != RETENTION:
+        command += ["--runs-keep", str(request.retention.keep_runs)]
+        command += ["--runs-max-size-mb", str(request.retention.max_size_mb)]
     if request.mode == "profile":
         command.append("--profile")
     if request.max_steps is not None:

@@ -22,6 +22,7 @@ from quickdev.analysis.knobs import suggested_args
 from quickdev.rundir.ids import is_run_id
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.result import JobResult
+from quickdev.rundir.retention import Retention
 from quickdev.rundir.validate import read_result_checked
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
@@ -252,6 +253,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         device=start.device,
         nproc=start.nproc,
         keep_outputs=settings.keep_outputs,
+        retention=Retention(settings.runs_keep, settings.runs_max_size_mb),
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 from quickdev.options import DEFAULT_BATCHES
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 from quickdev.rundir.result import ErrorInfo
+from quickdev.rundir.retention import RETENTION
 from quickdev.server.documents import DocumentAnalyses
 
 LENS_KINDS = ("run", "debug", "profile", "step")
@@ -65,6 +66,23 @@ class Settings:
     keep_outputs: bool = field(
         default=False,
         metadata=_setting("must be true or false; using false", key="keepOutputs"),
+    )
+    # Run history kept by each job at its start (rundir.retention): by count and by size.
+    runs_keep: int = field(
+        default=RETENTION.keep_runs,
+        metadata=_setting(
+            f"must be a whole number ≥ 0, got {{value!r}}; using {RETENTION.keep_runs}",
+            key="runsKeep",
+            valid=lambda n: n >= 0,
+        ),
+    )
+    runs_max_size_mb: int = field(
+        default=RETENTION.max_size_mb,
+        metadata=_setting(
+            f"must be a whole number ≥ 0, got {{value!r}}; using {RETENTION.max_size_mb}",
+            key="runsMaxSizeMb",
+            valid=lambda n: n >= 0,
+        ),
     )
     # Each kind apart: a wrong one is ignored, the others kept.
     lenses: dict[str, bool] = field(
