@@ -239,6 +239,9 @@ def _end_limits(result: JobResult, recorder: Recorder | None) -> None:
     if recorder is None:
         return
     recorder.end()
+    for note in recorder.notes:
+        log.warning("file journal: %s", note)
+        print(note, file=sys.stderr, flush=True)
     if recorder.problems:
         log.error("file journal: %s", "; ".join(recorder.problems))
         if result.error is None:

@@ -28,6 +28,7 @@ class Recorder:
         self.losses: list[float] = []
         self.outputs: list[Output] = []
         self.problems: list[str] = []  # what the file journal could not put back
+        self.notes: list[str] = []  # what the file journal tells the user (one line each)
         self._at_end: list[Callable[[], Restored]] = []
         self.one_epoch_options: list[str] = []
         self.optimizer_seen = False
@@ -118,3 +119,4 @@ class Recorder:
             restored = self._at_end.pop()()
             self.outputs.extend(restored.outputs)
             self.problems.extend(restored.problems)
+            self.notes.extend(restored.notes)

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 from quickdev.limits.journal import children, hook, native
@@ -40,6 +42,8 @@ from quickdev.limits.journal.restore import Restored, restore
 from quickdev.limits.journal.scope import Scope
 from quickdev.limits.patching import Patcher
 from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE
+
+LATE_THREAD_GRACE_S = 5.0
 
 
 class JournalSession:
@@ -55,23 +59,50 @@ class JournalSession:
         self.claims = Claims(run_dir)
         self.journal = Journal(run_dir, self.log, Scope(cwd, run_dir.parent), self.claims)
         self.restored: Restored | None = None
+        self.threads_before = {t.ident for t in threading.enumerate()}
 
     def finish(self) -> Restored:
         """Put the tree back; once (a kill during the restore must not start a second)."""
         if os.getpid() != self.pid:
             return Restored()  # a forked child that returned: the job restores, not it
-        hook.activate(None)
         if self.restored is not None:
             return self.restored
         self.restored = Restored()
+        late = self._wait_for_threads()
+        self.journal.close({t.ident for t in late if t.ident is not None})
         with self.claims.locked():
-            done = restore(self.run_dir, read_records(self.run_dir / JOURNAL_FILE), self.claims)
+            records = read_records(self.run_dir / JOURNAL_FILE)
+            done = restore(self.run_dir, records, self.claims, at_job_end=True)
+        done.notes += [
+            f"quickdev: thread {t.name!r} was still running when the job ended; the journal "
+            f"refuses the changes it makes to your files from now on"
+            for t in late
+        ]
         self.restored = done
         if not done.problems:
             self.log.finish(self.run_dir / JOURNAL_DONE)
         else:
             self.log.close()  # left for recovery to try again
         return done
+
+    def _wait_for_threads(self) -> list[threading.Thread]:
+        """Threads the job started that still run. A non-daemon one (Python waits for it
+        at exit) gets a grace period to finish its writes before the restore."""
+        deadline = time.monotonic() + LATE_THREAD_GRACE_S
+        late = []
+        for thread in threading.enumerate():
+            if thread.ident in self.threads_before or thread is threading.current_thread():
+                continue
+            if not thread.daemon:
+                thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                late.append(thread)
+        return late
+
+    def release(self) -> None:
+        """Patches undone: the hook stops, unless it must go on refusing late threads."""
+        if not self.journal.refused:
+            hook.activate(None)
 
 
 def install(patcher: Patcher, run_dir: Path) -> JournalSession:
@@ -80,6 +111,7 @@ def install(patcher: Patcher, run_dir: Path) -> JournalSession:
     children.install(patcher, run_dir)
     # Bytecode the job's imports would write into the user's tree is not the job's output.
     patcher.set(sys, "dont_write_bytecode", True)
+    patcher.set(os, "open", hook.open_at(os.open))
     hook.activate(session.journal)
-    patcher.on_undo(lambda: hook.activate(None))
+    patcher.on_undo(session.release)
     return session

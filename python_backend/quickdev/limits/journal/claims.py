@@ -39,6 +39,15 @@ class Claims:
                         return str(log.parent)
         return None
 
+    def recorded_paths(self) -> set[str]:
+        """Every path the other running jobs journaled."""
+        return {
+            r["path"]
+            for log in self.live_journals()
+            for r in read_records(log)
+            if isinstance(r.get("path"), str) and r["kind"] != "listing"
+        }
+
     def sharers(self, path: str) -> list[Path]:
         """The logs of running jobs that recorded ``path`` as shared with this job."""
         mine = str(self.run_dir)

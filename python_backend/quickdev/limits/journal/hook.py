@@ -2,13 +2,19 @@
 
 ``open`` (built-in, ``os.open``, ``io.open_code``), ``os.rename``/``os.replace``,
 ``os.remove``/``os.unlink``, ``os.rmdir``, ``os.mkdir`` (so ``os.makedirs``),
-``os.truncate`` and ``shutil.rmtree`` each raise an event with their paths; the hook
+``os.truncate``, ``os.chmod``/``os.chown``/``os.utime`` (the original's mode and
+times come back) and ``shutil.rmtree`` each raise an event with their paths; the hook
 records the path's state first. An audit hook cannot be removed, so it is added
 once per process and does nothing while no journal is active.
+
+``os.open(name, flags, dir_fd=fd)`` raises ``open`` without its ``dir_fd``, so the
+event's relative name would be taken as relative to the working directory: ``os.open``
+is wrapped to resolve such a name itself (``open_at``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -60,12 +66,33 @@ def announce_write(value: Any) -> None:
         _busy.on = False
 
 
-def _open(journal: Journal, args: tuple[Any, ...]) -> None:
+def open_at(original: Any) -> Any:
+    """``os.open`` that journals a write relative to a ``dir_fd`` at its real path."""
+
+    @functools.wraps(original)
+    def open_(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if dir_fd is None or _active is None or getattr(_busy, "on", False):
+            return int(original(path, flags, mode, dir_fd=dir_fd))
+        _busy.on = True  # the event that follows names the path without its dir_fd
+        try:
+            _open(_active, (path, None, flags), dir_fd)
+            return int(original(path, flags, mode, dir_fd=dir_fd))
+        finally:
+            _busy.on = False
+
+    return open_
+
+
+def _open(journal: Journal, args: tuple[Any, ...], dir_fd: int | None = None) -> None:
     path, mode, flags = args
-    if not flags & _WRITE_FLAGS and not (mode and any(c in mode for c in "wax+")):
+    if isinstance(path, int):
         return
-    name = path_of(path)
+    writes = flags & _WRITE_FLAGS or (mode and any(c in mode for c in "wax+"))
+    name = path_of(path, dir_fd)
     if name is None:
+        return
+    journal.saw(name)  # its folder is listed, for files a native writer adds there
+    if not writes:
         return
     if flags & os.O_EXCL and os.path.lexists(name):
         return  # the open fails by itself and changes nothing
@@ -119,6 +146,10 @@ _HANDLERS = {
     "os.mkdir": _one_path("before_create"),
     "os.truncate": _truncate,
     "shutil.rmtree": _one_path("before_rmtree"),
+    # Metadata changes: the original (with its mode and times) is kept as for an update.
+    "os.chmod": _one_path("before_update"),
+    "os.chown": _one_path("before_update"),
+    "os.utime": _one_path("before_update"),
     "os.link": lambda j, a: _one_path("before_create")(j, (a[1], a[3])),
     "os.symlink": lambda j, a: _one_path("before_create")(j, (a[1], a[2])),
 }

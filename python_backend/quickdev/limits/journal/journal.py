@@ -18,6 +18,10 @@ from quickdev.limits.journal.records import JournalLog, Record
 from quickdev.limits.journal.scope import Scope
 from quickdev.rundir.layout import BACKUPS_DIR
 
+# A folder with more names than this (a data set's) is not listed: too costly to record,
+# and a job adding a file to it natively is left undetected.
+MAX_LISTING = 10_000
+
 
 class JournalRefused(PermissionError):
     """The original could not be put aside, so the change is refused (one line)."""
@@ -36,10 +40,15 @@ class Journal:
         self._linked: dict[tuple[int, int], Path] = {}
         self._lock = threading.RLock()
         self._count = 0
+        self._listed: set[str] = set()
+        self.refused: set[int] | None = None
 
     # What the job is about to do, one method per kind of change.
     def before_write(self, path: str, *, truncate: bool) -> None:
         self._touch(path, "replace" if truncate else "update")
+
+    def before_update(self, path: str) -> None:
+        self._touch(path, "update")
 
     def before_remove(self, path: str) -> None:
         self._touch(path, "keep")
@@ -54,9 +63,39 @@ class Journal:
     def before_rmtree(self, path: str) -> None:
         self._touch(path, "keep", tree=True)
 
+    def saw(self, path: str) -> None:
+        """The job opened ``path``: its folder's names are recorded once, so that a file a
+        native writer (C's ``fopen``, an HDF5 library) adds there is known to be the job's."""
+        folder = os.path.dirname(path)
+        if folder in self._listed or not self.scope.keeps(path):
+            return
+        with self._lock:
+            if folder in self._listed:
+                return
+            self._listed.add(folder)
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                return
+            if len(names) <= MAX_LISTING:
+                self._append({"kind": "listing", "path": folder, "names": names})
+
+    def close(self, refused: set[int]) -> None:
+        """The tree is restored: from now on the threads ``refused`` (still running after
+        the job ended) may change nothing the journal keeps, and others are not journaled."""
+        self.refused = refused
+
     def _touch(self, path: str, action: str, *, tree: bool = False) -> None:
         if not self.scope.keeps(path):
             return
+        if self.refused is not None:
+            if threading.get_ident() in self.refused:
+                raise JournalRefused(
+                    f"quickdev: the job has ended and {path} is restored; "
+                    f"thread {threading.current_thread().name!r} may not change it"
+                )
+            return
+        self.saw(path)
         with self._lock:
             if path in self._seen:
                 if action == "update":

@@ -8,6 +8,9 @@ Record kinds (``path`` is absolute):
   backup that does not exist means the change never happened.
 - ``dir``    a directory was at ``path``; it is made again if the job removed it.
 - ``shared`` another running job (``owner``, a run directory) holds the original.
+- ``listing`` the ``names`` in the folder ``path`` when the job first opened a file
+  there: a name that is new at the end and has no record of its own was added by a
+  writer without audit events (native code), and is the job's too.
 
 The job holds an exclusive ``flock`` on its log while it runs: the kernel drops it when
 the process dies, however it dies, so "is the writer alive" needs no pid file.

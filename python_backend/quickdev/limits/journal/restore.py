@@ -7,6 +7,11 @@ disk, so both do exactly the same. Steps, in order:
    (renames: no bytes copied); folders the job created move as a whole;
 2. originals come back from their backups, folders the job removed are made again;
 3. an original that another running job shares is handed over to it instead.
+
+At the job's own end (not in recovery, where the user may have made files since),
+a name that is new in a folder the job listed (``listing``) and that no journal
+recorded is taken as the job's (a native writer's). A file another program made
+there while the job ran is taken too; it is kept in the run directory, not lost.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ class Restored:
     outputs: list[Output] = field(default_factory=list)
     originals: int = 0  # files and folders put back as they were
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # one line each, for the user
 
 
 def originals(records: list[Record]) -> dict[str, Record]:
@@ -43,11 +49,37 @@ def originals(records: list[Record]) -> dict[str, Record]:
     return first
 
 
-def restore(run_dir: Path, records: list[Record], claims: Claims) -> Restored:
+def added_natively(records: list[Record], state: dict[str, Record], claims: Claims) -> list[Record]:
+    """``absent`` records for names that appeared in listed folders without a record."""
+    listings = [r for r in records if r["kind"] == "listing" and isinstance(r.get("names"), list)]
+    if not listings:
+        return []
+    others = claims.recorded_paths()
+    runs_root = str(claims.runs_root)
+    found = []
+    for listing in listings:
+        folder, before = listing["path"], set(listing["names"])
+        try:
+            now = os.listdir(folder)
+        except OSError:
+            continue
+        for name in now:
+            path = os.path.join(folder, name)
+            if name in before or path in state or path in others or path == runs_root:
+                continue
+            found.append({"kind": "absent", "path": path, "how": "listing"})
+    return found
+
+
+def restore(
+    run_dir: Path, records: list[Record], claims: Claims, *, at_job_end: bool = False
+) -> Restored:
     cwd = next((r["cwd"] for r in records if r["kind"] == "start"), os.getcwd())
     outputs_root = run_dir / OUTPUTS_DIR
     done = Restored()
     state = originals(records)
+    for record in added_natively(records, state, claims) if at_job_end else []:
+        state[record["path"]] = record
     by_depth = sorted(state, key=lambda p: p.count(os.sep))
     # Running jobs that wrote a path after this one: they keep it, and its original.
     sharers = {path: claims.sharers(path) for path in by_depth if state[path]["kind"] != "dir"}

@@ -1,0 +1,81 @@
+"""Edge cases of the file journal, through ``quickdev run``: ``dir_fd`` opens, mode and time
+changes, a native writer adding a file to a folder, a thread still writing after the job."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from quickdev.limits.journal import LATE_THREAD_GRACE_S
+
+from tests.limits.journal import writers
+from tests.limits.journal.test_writers import snapshot
+
+EDGES = """
+import ctypes, os, threading, time
+from pathlib import Path
+
+# A write relative to a folder's descriptor: the event names no folder.
+logs = os.open("logs", os.O_RDONLY)
+fd = os.open("train.log", os.O_WRONLY | os.O_TRUNC, dir_fd=logs)
+os.write(fd, b"rewritten")
+os.close(fd)
+os.close(logs)
+assert Path("logs/train.log").read_bytes() == b"rewritten"
+
+# Mode and times.
+os.chmod("notes.txt", 0o600)
+os.utime("model.pt", (0, 0))
+assert os.stat("model.pt").st_mtime == 0
+
+# C's fopen, no audit event: a new file in a folder the script read from.
+assert Path("checkpoints/last.ckpt").read_bytes()
+libc = ctypes.CDLL(None)
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+stream = libc.fopen(b"checkpoints/native.h5", b"w")
+libc.fclose(ctypes.c_void_p(stream))
+assert Path("checkpoints/native.h5").exists()
+
+# A thread that goes on writing past the grace the job gives it.
+def late():
+    time.sleep(float(os.environ["LATE_AFTER_S"]))
+    try:
+        Path("late.txt").write_text("too late")
+    except PermissionError as exc:
+        Path(os.environ["LATE_REPORT"]).write_text(str(exc))
+
+threading.Thread(target=late, name="late-writer").start()
+print("read its own writes")
+"""
+
+
+def test_edge_writes_are_restored_and_late_threads_refused(
+    run_quickdev: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    writers.make_user_tree(root)
+    shutil.copy(writers.__file__, root / "writers.py")
+    (root / "edges.py").write_text(EDGES)
+    os.chmod(root / "notes.txt", 0o644)
+    stat_before = {name: os.stat(root / name) for name in ("notes.txt", "model.pt")}
+    before = snapshot(root)
+    report = tmp_path / "late-report.txt"
+    monkeypatch.setenv("LATE_REPORT", str(report))
+    monkeypatch.setenv("LATE_AFTER_S", str(LATE_THREAD_GRACE_S + 1))
+    run = run_quickdev("edges.py", cwd=root)
+    assert run.returncode == 0, run.stderr
+    assert run.result["status"] == "passed", run.result.get("error")
+    assert snapshot(root) == before
+    notes, model = (os.stat(root / name) for name in ("notes.txt", "model.pt"))
+    assert notes.st_mode == stat_before["notes.txt"].st_mode
+    assert model.st_mtime_ns == stat_before["model.pt"].st_mtime_ns
+    kept = {Path(o["requested"]).relative_to(root).as_posix() for o in run.result["outputs"]}
+    assert {"logs/train.log", "checkpoints/native.h5"} <= kept
+    assert (run.run_dir / "outputs" / "logs" / "train.log").read_bytes() == b"rewritten"
+    assert "'late-writer' was still running when the job ended" in run.stderr
+    assert not (root / "late.txt").exists()
+    assert "may not change it" in report.read_text()
