@@ -44,7 +44,13 @@ class JournalLog:
         _fsync_dir(path.parent)
 
     def append(self, record: Record) -> None:
-        append_line(self._fd, record)
+        # A record that guards a user's original (its backup, a folder to make again)
+        # is synced before the change: a power cut must not strand it. ``absent`` and
+        # ``listing`` records only name the job's own new files, and an fsync costs
+        # milliseconds, the journal's largest cost: they reach the disk with the next
+        # synced record, or the kernel's writeback. A power cut before then can leave a
+        # new file of the job's behind; it never loses a file of the user's.
+        append_line(self._fd, record, sync=record["kind"] not in ("absent", "listing"))
 
     def finish(self, done_path: Path) -> None:
         """The tree is restored: the log is renamed, so no later command replays it."""
@@ -57,9 +63,10 @@ class JournalLog:
             self._fd = -1
 
 
-def append_line(fd: int, record: Record) -> None:
+def append_line(fd: int, record: Record, *, sync: bool = True) -> None:
     os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
-    os.fsync(fd)
+    if sync:
+        os.fsync(fd)
 
 
 def append_to(path: Path, record: Record) -> None:
