@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import torch
 
+from tests.support.checkpoints import save_as_if_on
 from tests.support.paths import EXAMPLES
 
 
@@ -154,16 +155,7 @@ def cuda_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     net_class = runpy.run_path(str(EXAMPLES / "autocast_step.py"), run_name="example")["Net"]
     path = tmp_path_factory.mktemp("ckpt") / "gpu-run.pt"
     model = net_class()
-
-    def tag_cuda1(storage: Any) -> str | None:
-        return "cuda:1"
-
-    # Faking the location tag is the only way to write a CUDA checkpoint without a GPU.
-    torch.serialization.register_package(1, tag_cuda1, lambda storage, location: None)
-    try:
-        torch.save({"model": model.state_dict()}, path)
-    finally:
-        torch.serialization._package_registry.pop()
+    save_as_if_on({"model": model.state_dict()}, path, "cuda:1")
     with pytest.raises(RuntimeError, match="CUDA"):
         torch.load(path)
     return path
