@@ -1,7 +1,7 @@
 // The user journey of Torch Quickdev in a real VS Code (code-server), step by step, as a person
 // would go through it. Steps run in order and share one workbench; each saves a screenshot.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -70,7 +70,7 @@ describe('a trusted multi-root workspace', () => {
     assert.deepEqual(workspaceFile.value.folders, originalWorkspace.value.folders);
 
     for (const [folder, file] of [['vision', vision], ['text', text]]) {
-      const handWritten = ['Train (full)', 'Attach (5678)'];
+      const handWritten = ['Train (full)', 'Attach (5678)', 'Check environment (run)'];
       const added = file.value.configurations.filter((c) => !handWritten.includes(c.name));
       const names = added.map((c) => c.name);
       // No Python Debugger here: nothing of a type this editor cannot run.
@@ -111,7 +111,7 @@ describe('a trusted multi-root workspace', () => {
 
   step('code lenses show above the entry point and the training step', async () => {
     await workbench.openFile('vision/train.py');
-    await workbench.goToLine(96);
+    await workbench.goToLine(97);
     const entry = await eventually('lenses above the main guard', async () => {
       const lenses = await workbench.lensesAbove('if __name__ == "__main__":');
       const titles = lenses.map((lens) => lens.title);
@@ -172,10 +172,63 @@ describe('a trusted multi-root workspace', () => {
     await workbench.screenshot('runs-view-debug-passed');
   });
 
+  step('a breakpoint clicked in the gutter, F5 on a generated configuration: stops there, tensors summarised, output in the Debug Console', async () => {
+    const page = workbench.page;
+    await workbench.openFile('vision/train.py');
+    await workbench.goToLine(52);
+    await workbench.clickGutter('loss = loss_fn(logits, labels)');
+    await workbench.screenshot('gutter-breakpoint');
+
+    // The folder's own copy, as the dropdown names it in a multi-root workspace.
+    await workbench.selectLaunchConfiguration('Quickdev: debug train.py (vision)');
+    await workbench.activeEditor().click();
+    await page.keyboard.press('F5');
+    const frame = await workbench.pausedAt('the gutter breakpoint', (f) => f.file === 'train.py' && f.name === 'train_step', { timeout: 120_000 });
+    assert.equal(frame.line, 52);
+    assert.match(await workbench.variableValue('images'), /^float32\[\d+, 3, 32, 32\] cpu$/);
+    assert.match(await workbench.variableValue('logits'), /^float32\[\d+, 10\] cpu grad$/);
+    await workbench.screenshot('f5-stopped-at-gutter-breakpoint');
+
+    // main() printed before the loop; debugpy sends it to the Debug Console.
+    await workbench.debugConsoleShows('training on 4096 images');
+    await workbench.screenshot('debug-console-output');
+
+    await workbench.runCommand('Debug: Remove All Breakpoints');
+    await workbench.debugAction('Continue');
+    await page.locator('.debug-toolbar').waitFor({ state: 'hidden', timeout: 90_000 });
+    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.runsRow('train.py (debug)', 'passed').waitFor({ timeout: 30_000 });
+  });
+
+  step('a job gets the env of its launch configuration and the folder\'s .env', async () => {
+    const folder = workspace.folder('vision');
+    // Without them the script fails: the environment is what makes it pass.
+    const bare = spawnSync(python, ['check_env.py'], { cwd: folder, encoding: 'utf8' });
+    assert.notEqual(bare.status, 0);
+    assert.match(bare.stderr, /KeyError: 'QUICKDEV_E2E_TOKEN'/);
+
+    await workbench.selectLaunchConfiguration('Check environment (run) (vision)');
+    await workbench.activeEditor().click();
+    await workbench.page.keyboard.press('F5');
+    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.runsRow('check_env.py (run)', /passed|failed/).waitFor({ timeout: 90_000 });
+    await workbench.screenshot('env-job-done');
+    const runs = path.join(folder, '.quickdev', 'runs');
+    const output = await eventually('the job\'s output', async () => {
+      for (const run of await readdir(runs)) {
+        const text = await readFile(path.join(runs, run, 'output.log'), 'utf8').catch(() => '');
+        if (text.includes('token ')) return text;
+      }
+      return undefined;
+    });
+    assert.match(output, /token from-launch-json, data from \/tmp\/synthetic-data/);
+    await workbench.runsRow('check_env.py (run)', 'passed').waitFor({ timeout: 5_000 });
+  });
+
   step('Profile runs with progress, opens TensorBoard on the run, and a source link opens the line', async () => {
     const page = workbench.page;
     await workbench.openFile('vision/train.py');
-    await workbench.goToLine(96);
+    await workbench.goToLine(97);
     const shown = await workbench.notificationTexts();
     await workbench.clickLens('if __name__ == "__main__":', 'Profile');
     await workbench.newNotification(shown, { matching: /profiling train\.py/i });
@@ -231,7 +284,7 @@ describe('a trusted multi-root workspace', () => {
     await workbench.goToLine(35);
     await workbench.editorShows('nn.Linear(16 * 7 * 7, num_classes)');
 
-    await workbench.goToLine(96);
+    await workbench.goToLine(97);
     await workbench.clickLens('if __name__ == "__main__":', 'Quick-dev run');
     await workbench.runCommand('Quickdev: Show Runs');
     await workbench.runsRow('train.py (run)', 'failed').waitFor({ timeout: 90_000 });
@@ -244,7 +297,7 @@ describe('a trusted multi-root workspace', () => {
     await writeFile(script, good);
     await workbench.goToLine(35);
     await workbench.editorShows(layer);
-    await workbench.goToLine(96);
+    await workbench.goToLine(97);
     await workbench.clickLens('if __name__ == "__main__":', 'Quick-dev run');
     await workbench.runsRow('train.py (run)', 'passed').waitFor({ timeout: 90_000 });
     await workbench.showProblems();

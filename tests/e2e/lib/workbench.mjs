@@ -227,6 +227,53 @@ export class Workbench {
     );
   }
 
+  /**
+   * Clicks the editor's gutter (the glyph margin, left of the line numbers) beside the first
+   * visible line holding `lineText`, as a person sets a breakpoint, and waits for the red dot.
+   */
+  async clickGutter(lineText, { timeout = 15_000 } = {}) {
+    const editor = this.activeEditor();
+    const line = editor.locator('.view-line').filter({ hasText: lineText }).first();
+    await line.waitFor({ timeout });
+    const lineBox = await line.boundingBox();
+    const gutter = await editor.locator('.margin .glyph-margin').first().boundingBox();
+    const x = gutter.x + gutter.width / 2;
+    const y = lineBox.y + lineBox.height / 2;
+    // The hover hint comes first; the click then sets the breakpoint.
+    await this.page.mouse.move(x, y);
+    await this.page.mouse.click(x, y);
+    const dotBeside = async () => {
+      const dots = await editor.locator('.codicon-debug-breakpoint').evaluateAll((elements) =>
+        elements.map((element) => element.getBoundingClientRect()),
+      );
+      return dots.some((dot) => Math.abs(dot.top + dot.height / 2 - y) < lineBox.height / 2);
+    };
+    await eventually(`a breakpoint beside "${lineText}"`, dotBeside, { timeout });
+  }
+
+  /** Picks a configuration in the Run and Debug view's dropdown by its exact label. */
+  async selectLaunchConfiguration(label, { timeout = 30_000 } = {}) {
+    await this.runCommand('View: Show Run and Debug');
+    const select = this.page.locator('.debug-viewlet .start-debug-action-item select').first();
+    await eventually(`"${label}" in the Run and Debug dropdown`, async () =>
+      (await select.locator('option').allInnerTexts()).includes(label),
+    { timeout });
+    await select.selectOption({ label });
+  }
+
+  /** The value the Variables view shows for a top-level `name` ("name, value …"). */
+  async variableValue(name, { timeout = 15_000 } = {}) {
+    const row = this.page.locator(`.debug-variables .monaco-list-row[aria-label^="${name}, value "]`).first();
+    await row.waitFor({ timeout });
+    return (await row.getAttribute('aria-label')).slice(`${name}, value `.length);
+  }
+
+  /** Opens the Debug Console and waits for a line holding `text`. */
+  async debugConsoleShows(text, { timeout = 30_000 } = {}) {
+    await this.runCommand('Debug Console: Focus on Debug Console View');
+    await this.page.locator('.repl .monaco-list-row', { hasText: text }).first().waitFor({ timeout });
+  }
+
   /** Clicks a debug toolbar button ("Continue", "Step Over", "Step Into", ...). */
   async debugAction(name, { timeout = 15_000 } = {}) {
     await this.page
