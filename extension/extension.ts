@@ -21,7 +21,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const server = new QuickdevServer(context.extensionPath, () => restarts.settled());
   stopServer = () => server.stop();
   const store = new RunStore();
-  const panels = new TensorBoardPanels();
+  const panels = new TensorBoardPanels((argument) => server.command<{ path: string }>("quickdev.resolveSource", argument));
   const jobs = new Jobs(server, store, panels);
   const runsView = new RunsView(store);
   context.subscriptions.push(server, store, panels, runsView);

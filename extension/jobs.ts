@@ -141,7 +141,7 @@ export class Jobs {
       void vscode.window.showErrorMessage(answer.error);
       return;
     }
-    await this.panels.show(answer.url, answer.run ? `TensorBoard: ${answer.run}` : "TensorBoard");
+    await this.panels.show(answer.url, answer.run ? `TensorBoard: ${answer.run}` : "TensorBoard", runId);
   }
 
   /** Fills the store from the server (after a (re)start). */

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import gc
 
-from quickdev.server import attach_view, lenses, log, runs, scan, settings, tensorboard_view
+from quickdev.server import (
+    attach_view,
+    lenses,
+    log,
+    runs,
+    scan,
+    settings,
+    sources,
+    tensorboard_view,
+)
 from quickdev.server.app import QuickdevServer
 
 
 def build_server() -> QuickdevServer:
     server = QuickdevServer()
-    for feature in (settings, lenses, scan, runs, tensorboard_view, attach_view):
+    for feature in (settings, lenses, scan, runs, tensorboard_view, attach_view, sources):
         feature.setup(server)
     return server
 
