@@ -8,6 +8,8 @@ import { Jobs } from "./jobs";
 import { createLogger, log } from "./logger";
 import { checkInterpreter, onPythonExtensionChange, resolveInterpreter } from "./python";
 import { RestartQueue } from "./restartQueue";
+import { ResultPanels } from "./resultPanel";
+import { RunOutputs } from "./runOutput";
 import { RunStore } from "./runs";
 import { RunsView } from "./runsView";
 import { QuickdevServer } from "./server";
@@ -22,9 +24,11 @@ export function activate(context: vscode.ExtensionContext): void {
   stopServer = () => server.stop();
   const store = new RunStore();
   const panels = new TensorBoardPanels((argument) => server.command<{ path: string }>("quickdev.resolveSource", argument));
-  const jobs = new Jobs(server, store, panels);
+  const outputs = new RunOutputs(store);
+  const jobs = new Jobs(server, store, panels, outputs);
   const runsView = new RunsView(store);
-  context.subscriptions.push(server, store, panels, runsView);
+  const results = new ResultPanels(server);
+  context.subscriptions.push(server, store, panels, runsView, results, outputs);
 
   const restarts = new RestartQueue(async () => {
     if (!vscode.workspace.isTrusted) {
@@ -41,7 +45,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const restart = (): Promise<void> => restarts.request();
 
   context.subscriptions.push(
-    ...registerCommands(server, jobs, panels, restart),
+    ...registerCommands(server, jobs, panels, restart, results, outputs),
     vscode.window.createTreeView("quickdev.runs", { treeDataProvider: runsView }),
     server.onRunChanged((summary) => store.update(summary)),
     // Runs from earlier sessions show up once the server is there to list them.

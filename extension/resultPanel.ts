@@ -1,0 +1,41 @@
+// "Open Result": a run's result.json as a readable page (extension/resultPage.ts), one panel
+// per run, refreshed when opened again. The server reads the file: the layout is the backend's.
+import { randomBytes } from "node:crypto";
+import * as vscode from "vscode";
+import { type RunSummary, isError } from "./protocol";
+import { resultHtml } from "./resultPage";
+import type { QuickdevServer } from "./server";
+
+const VIEW_TYPE = "quickdev.result";
+
+export class ResultPanels implements vscode.Disposable {
+  private readonly panels = new Map<string, vscode.WebviewPanel>();
+
+  constructor(private readonly server: QuickdevServer) {}
+
+  async show(run: RunSummary): Promise<void> {
+    const answer = await this.server.command<{ run: RunSummary; result: unknown }>("quickdev.getRun", { runId: run.runId });
+    if (isError(answer)) {
+      void vscode.window.showWarningMessage(`Quickdev: ${answer.error}`);
+      return;
+    }
+    let panel = this.panels.get(run.runId);
+    if (!panel) {
+      // No scripts: the page is static HTML under a CSP that allows only its own style.
+      panel = vscode.window.createWebviewPanel(VIEW_TYPE, `Run ${run.runId}`, vscode.ViewColumn.Active, {
+        enableScripts: false,
+        localResourceRoots: [],
+      });
+      this.panels.set(run.runId, panel);
+      panel.onDidDispose(() => this.panels.delete(run.runId));
+    }
+    panel.webview.html = resultHtml(answer.result, randomBytes(16).toString("base64"));
+    panel.reveal();
+  }
+
+  dispose(): void {
+    for (const panel of this.panels.values()) {
+      panel.dispose();
+    }
+  }
+}
