@@ -7,6 +7,7 @@ import { showLog } from "./logger";
 import { LENS_COMMANDS, type RunSummary, parseLensArgument } from "./protocol";
 import type { QuickdevServer } from "./server";
 import type { ResultPanels } from "./resultPanel";
+import { registerRunActions } from "./runActions";
 import type { RunOutputs } from "./runOutput";
 import type { TensorBoardPanels } from "./tensorboardPanel";
 
@@ -91,6 +92,7 @@ export function registerCommands(
 
     register("quickdev.run.openResult", (run: RunSummary) => results.show(run)),
     register("quickdev.run.openOutput", (run: RunSummary) => outputs.open(run)),
+    ...registerRunActions(server, jobs, results),
     register("quickdev.run.openTensorBoard", (run: RunSummary) => jobs.openTensorBoard(run.runId)),
     register("quickdev.run.openError", async (run: RunSummary) => {
       if (!run.error?.file) {

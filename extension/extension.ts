@@ -12,6 +12,7 @@ import { ResultPanels } from "./resultPanel";
 import { RunOutputs } from "./runOutput";
 import { RunStore } from "./runs";
 import { RunsView } from "./runsView";
+import { RunsWatcher } from "./runsWatcher";
 import { QuickdevServer } from "./server";
 import { SECTION, readSettings } from "./settings";
 import { TensorBoardPanels } from "./tensorboardPanel";
@@ -46,7 +47,8 @@ export function activate(context: vscode.ExtensionContext): void {
 
   context.subscriptions.push(
     ...registerCommands(server, jobs, panels, restart, results, outputs),
-    vscode.window.createTreeView("quickdev.runs", { treeDataProvider: runsView }),
+    vscode.window.createTreeView("quickdev.runs", { treeDataProvider: runsView, canSelectMany: true }),
+    new RunsWatcher(() => jobs.refreshRuns()),
     server.onRunChanged((summary) => store.update(summary)),
     // Runs from earlier sessions show up once the server is there to list them.
     server.onReadyChanged((ready) => ready && void jobs.refreshRuns()),

@@ -147,6 +147,11 @@ export class Jobs {
     await this.panels.show(answer.url, answer.run ? `TensorBoard: ${answer.run}` : "TensorBoard", runId);
   }
 
+  /** Every run the window knows, newest first. */
+  knownRuns(): RunSummary[] {
+    return this.store.all();
+  }
+
   /** Fills the store from the server (after a (re)start). */
   async refreshRuns(): Promise<void> {
     const answer = await this.server.command<{ runs: RunSummary[] }>("quickdev.listRuns", {});

@@ -5,12 +5,12 @@
 
 type Json = Record<string, unknown>;
 
-const record = (value: unknown): Json | undefined =>
+export const record = (value: unknown): Json | undefined =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
-const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-const text = (value: unknown): string | undefined =>
+export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+export const text = (value: unknown): string | undefined =>
   typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : undefined;
-const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+export const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
 
 export function escapeHtml(value: string): string {
   return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
@@ -36,14 +36,14 @@ export function sparkline(values: readonly unknown[], width = 320, height = 48):
   );
 }
 
-function rows(pairs: readonly [string, string | undefined][]): string {
+export function rows(pairs: readonly [string, string | undefined][]): string {
   return pairs
     .filter((pair): pair is [string, string] => pair[1] !== undefined && pair[1] !== "")
     .map(([name, value]) => `<tr><th>${escapeHtml(name)}</th><td>${escapeHtml(value)}</td></tr>`)
     .join("");
 }
 
-function table(headers: readonly string[], body: readonly (readonly string[])[]): string {
+export function table(headers: readonly string[], body: readonly (readonly string[])[]): string {
   if (!body.length) {
     return "";
   }
@@ -114,8 +114,19 @@ export function resultHtml(result: unknown, nonce: string): string {
       (text(error.file) ? `<br>at ${escapeHtml(`${text(error.file)}:${text(error.line) ?? "?"}`)}` : "") +
       "</p>"
     : "";
-  const csp = ["default-src 'none'", `style-src 'nonce-${nonce}'`].join("; ");
   const title = `Run ${text(data.id) ?? ""}`;
+  const body = `<table>${summary}</table>
+${failure}
+${section("Loss", sparkline(losses))}
+${section("Loaders", loaders(data))}
+${section("Outputs kept", outputs(data))}
+${section("Remaps", remaps(data))}`;
+  return page(title, body, nonce);
+}
+
+/** A static page under a CSP that allows only its own nonce'd style: no script runs. */
+export function page(title: string, body: string, nonce: string): string {
+  const csp = ["default-src 'none'", `style-src 'nonce-${nonce}'`].join("; ");
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -134,12 +145,7 @@ table.grid td, table.grid th { border-bottom: 1px solid var(--vscode-panel-borde
 </head>
 <body>
 <h1>${escapeHtml(title)}</h1>
-<table>${summary}</table>
-${failure}
-${section("Loss", sparkline(losses))}
-${section("Loaders", loaders(data))}
-${section("Outputs kept", outputs(data))}
-${section("Remaps", remaps(data))}
+${body}
 </body>
 </html>
 `;

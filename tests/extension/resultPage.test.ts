@@ -49,3 +49,15 @@ test("the sparkline needs two finite losses and scales them into its box", () =>
   const svg = sparkline([4, 2, 0], 100, 20);
   assert.match(svg, /points="0\.0,2\.0 50\.0,10\.0 100\.0,18\.0"/);
 });
+
+test("two runs compare side by side, loss per step with the difference", async () => {
+  const { compareHtml } = await import("../../extension/comparePage");
+  const other = { ...RESULT, id: "second", status: "passed", losses: [2.31, 1.5], optimizer_steps: 4 };
+  const page = compareHtml(RESULT, other, "n");
+  assert.ok(page.includes("<th>20260102-030405-train-ab12</th><th>second</th>"));
+  assert.ok(page.includes("<td>status</td><td>stopped</td><td>passed</td>"));
+  assert.ok(page.includes("<td>2</td><td>2.050</td><td>1.500</td><td>-0.550</td>"));
+  assert.ok(page.includes("<td>3</td><td>1.870</td><td></td><td></td>"));
+  assert.equal((page.match(/<svg class="sparkline"/g) ?? []).length, 2);
+  assert.ok(!/<script/i.test(page));
+});

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -136,6 +137,7 @@ def setup(server: QuickdevServer) -> None:
     register(server, "quickdev.cancelJob", cancel_job)
     register(server, "quickdev.listRuns", list_runs)
     register(server, "quickdev.getRun", get_run)
+    register(server, "quickdev.deleteRun", delete_run)
 
 
 def cancel_pending_requests(ls: QuickdevServer) -> None:
@@ -301,3 +303,21 @@ def _json_file(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+async def delete_run(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
+    """Removes a finished run's directory; a run still going is refused (cancel it first)."""
+    run_id = parse_argument(argument, RunId).runId
+    runs = runs_of(ls)
+    found = runs.find(run_id)
+    live = found.run is not None and not found.run.finished.is_set()
+    if live or run_summary(found.run_dir, found.result(), found.run)["status"] == "running":
+        raise CommandError(f"run {run_id} is still running; cancel it first")
+    if not any(found.run_dir.parent == d for d in runs.known_runs_dirs()):
+        raise CommandError(f"{found.run_dir} is not in a runs directory; delete it by hand")
+    try:
+        await asyncio.to_thread(shutil.rmtree, found.run_dir)
+    except OSError as exc:
+        raise CommandError(f"cannot delete {found.run_dir} ({exc.strerror or exc})") from None
+    runs.jobs.runs.pop(run_id, None)
+    return {"deleted": run_id}
