@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { before, describe } from 'node:test';
 
@@ -13,6 +13,8 @@ import { eventually } from './lib/poll.mjs';
 import { python, useSession } from './lib/session.mjs';
 import { launchSteps } from './steps/launch.mjs';
 import { LONG_JOB } from './lib/longJob.mjs';
+import { profiledRun } from './lib/profiledRun.mjs';
+import { multiRootSteps } from './steps/multiRoot.mjs';
 
 before(freshArtifacts);
 
@@ -222,6 +224,8 @@ describe('a trusted multi-root workspace', () => {
     await workbench.screenshot('source-link-opened');
   });
 
+  multiRootSteps(session);
+
   step('a shape error shows in Problems at the failing line, and the fix clears it', async () => {
     const script = path.join(workspace.folder('vision'), 'train.py');
     const good = await readFile(script, 'utf8');
@@ -372,13 +376,4 @@ describe('an untrusted workspace', () => {
 /** The text of a 1-based line of a file. */
 async function lineOf(file, line) {
   return (await readFile(file, 'utf8')).split('\n')[line - 1] ?? '';
-}
-
-/** The id of the run under `runsDir` that holds a profiler trace, if there is one. */
-async function profiledRun(runsDir) {
-  for (const run of await readdir(runsDir).catch(() => [])) {
-    const files = await readdir(path.join(runsDir, run), { recursive: true }).catch(() => []);
-    if (files.some((file) => /\.pt\.trace\.json(\.gz)?$/.test(file))) return run;
-  }
-  return undefined;
 }
