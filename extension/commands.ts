@@ -6,6 +6,9 @@ import { generateLaunchConfigurations } from "./launchConfig";
 import { showLog } from "./logger";
 import { LENS_COMMANDS, type RunSummary, parseLensArgument } from "./protocol";
 import type { QuickdevServer } from "./server";
+import type { ResultPanels } from "./resultPanel";
+import { registerRunActions } from "./runActions";
+import type { RunOutputs } from "./runOutput";
 import type { TensorBoardPanels } from "./tensorboardPanel";
 
 /** The saved Python file in the editor, or undefined after telling the user why not. */
@@ -50,6 +53,8 @@ export function registerCommands(
   jobs: Jobs,
   panels: TensorBoardPanels,
   restart: () => Promise<void>,
+  results: ResultPanels,
+  outputs: RunOutputs,
 ): vscode.Disposable[] {
   const register = vscode.commands.registerCommand;
   return [
@@ -85,14 +90,9 @@ export function registerCommands(
       lensHandler((script, file, line) => debugScript(script, line === undefined ? undefined : { file: file ?? script, line })),
     ),
 
-    register("quickdev.run.openResult", async (run: RunSummary) => {
-      // The server names the file: the run directory's layout is the backend's alone.
-      try {
-        await vscode.window.showTextDocument(vscode.Uri.file(run.resultFile), { preview: true });
-      } catch {
-        void vscode.window.showWarningMessage(`Quickdev: run ${run.runId} wrote no result (${run.resultFile}).`);
-      }
-    }),
+    register("quickdev.run.openResult", (run: RunSummary) => results.show(run)),
+    register("quickdev.run.openOutput", (run: RunSummary) => outputs.open(run)),
+    ...registerRunActions(server, jobs, results),
     register("quickdev.run.openTensorBoard", (run: RunSummary) => jobs.openTensorBoard(run.runId)),
     register("quickdev.run.openError", async (run: RunSummary) => {
       if (!run.error?.file) {

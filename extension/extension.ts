@@ -8,8 +8,11 @@ import { Jobs } from "./jobs";
 import { createLogger, log } from "./logger";
 import { checkInterpreter, onPythonExtensionChange, resolveInterpreter } from "./python";
 import { RestartQueue } from "./restartQueue";
+import { ResultPanels } from "./resultPanel";
+import { RunOutputs } from "./runOutput";
 import { RunStore } from "./runs";
 import { RunsView } from "./runsView";
+import { RunsWatcher } from "./runsWatcher";
 import { QuickdevServer } from "./server";
 import { SECTION, readSettings } from "./settings";
 import { TensorBoardPanels } from "./tensorboardPanel";
@@ -21,10 +24,12 @@ export function activate(context: vscode.ExtensionContext): void {
   const server = new QuickdevServer(context.extensionPath, () => restarts.settled());
   stopServer = () => server.stop();
   const store = new RunStore();
-  const panels = new TensorBoardPanels();
-  const jobs = new Jobs(server, store, panels);
+  const panels = new TensorBoardPanels((argument) => server.command<{ path: string }>("quickdev.resolveSource", argument));
+  const outputs = new RunOutputs(store);
+  const jobs = new Jobs(server, store, panels, outputs);
   const runsView = new RunsView(store);
-  context.subscriptions.push(server, store, panels, runsView);
+  const results = new ResultPanels(server);
+  context.subscriptions.push(server, store, panels, runsView, results, outputs);
 
   const restarts = new RestartQueue(async () => {
     if (!vscode.workspace.isTrusted) {
@@ -41,8 +46,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const restart = (): Promise<void> => restarts.request();
 
   context.subscriptions.push(
-    ...registerCommands(server, jobs, panels, restart),
-    vscode.window.createTreeView("quickdev.runs", { treeDataProvider: runsView }),
+    ...registerCommands(server, jobs, panels, restart, results, outputs),
+    vscode.window.createTreeView("quickdev.runs", { treeDataProvider: runsView, canSelectMany: true }),
+    new RunsWatcher(() => jobs.refreshRuns()),
     server.onRunChanged((summary) => store.update(summary)),
     // Runs from earlier sessions show up once the server is there to list them.
     server.onReadyChanged((ready) => ready && void jobs.refreshRuns()),

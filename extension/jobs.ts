@@ -14,6 +14,7 @@ import { folderEnvironment } from "./folderEnvironment";
 import { describeRun, endMessage } from "./runFormat";
 import type { RunStore } from "./runs";
 import type { QuickdevServer } from "./server";
+import type { RunOutputs } from "./runOutput";
 import type { TensorBoardPanels } from "./tensorboardPanel";
 import { ensureTrusted } from "./trust";
 
@@ -27,6 +28,7 @@ export class Jobs {
     private readonly server: QuickdevServer,
     private readonly store: RunStore,
     private readonly panels: TensorBoardPanels,
+    private readonly outputs: RunOutputs,
   ) {}
 
   /** Runs or profiles a script with cancellable progress; a profile opens in TensorBoard. */
@@ -52,6 +54,7 @@ export class Jobs {
           return undefined;
         }
         log.info(`${mode} ${script}: run ${answer.runId} in ${answer.runDir}`);
+        this.outputs.follow(answer.runId, name);
         const updates = this.store.onDidChange((run) => {
           if (run?.runId === answer.runId) {
             progress.report({ message: describeRun(run) });
@@ -141,7 +144,12 @@ export class Jobs {
       void vscode.window.showErrorMessage(answer.error);
       return;
     }
-    await this.panels.show(answer.url, answer.run ? `TensorBoard: ${answer.run}` : "TensorBoard");
+    await this.panels.show(answer.url, answer.run ? `TensorBoard: ${answer.run}` : "TensorBoard", runId);
+  }
+
+  /** Every run the window knows, newest first. */
+  knownRuns(): RunSummary[] {
+    return this.store.all();
   }
 
   /** Fills the store from the server (after a (re)start). */

@@ -36,6 +36,8 @@ export interface RunSummary {
   runDir: string;
   /** The run's result file (written when the job ends); the server owns the run directory's layout. */
   resultFile: string;
+  /** The script's stdout and stderr, written while the job runs. */
+  outputFile: string;
   durationS: number;
   batches: number;
   losses: number[];
@@ -117,6 +119,7 @@ export const PROTOCOL_FIELDS = {
     started: "required",
     runDir: "required",
     resultFile: "required",
+    outputFile: "required",
     durationS: "required",
     batches: "required",
     losses: "required",

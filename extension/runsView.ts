@@ -1,7 +1,9 @@
-// The "Quickdev Runs" view: one item per run, newest first, with actions by state.
+// The "Quickdev Runs" view: runs newest first, grouped by workspace folder in a multi-root
+// workspace, with actions by state.
 import * as vscode from "vscode";
 import { type RunStatus, type RunSummary, isFinished } from "./protocol";
 import { describeRun, formatLoss, runLabel } from "./runFormat";
+import { type RunGroup, groupByFolder } from "./runGroups";
 import type { RunStore } from "./runs";
 
 const ICONS: Record<RunStatus, [string, string?]> = {
@@ -14,8 +16,12 @@ const ICONS: Record<RunStatus, [string, string?]> = {
   cancelled: ["circle-slash"],
 };
 
-export class RunsView implements vscode.TreeDataProvider<RunSummary>, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<RunSummary | undefined>();
+export type RunsNode = RunSummary | RunGroup;
+
+const isGroup = (node: RunsNode): node is RunGroup => "folder" in node && "runs" in node;
+
+export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<RunsNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subscription: vscode.Disposable;
 
@@ -24,23 +30,38 @@ export class RunsView implements vscode.TreeDataProvider<RunSummary>, vscode.Dis
     this.subscription = store.onDidChange(() => this.changed.fire(undefined));
   }
 
-  getChildren(element?: RunSummary): RunSummary[] {
-    return element ? [] : this.store.all();
+  getChildren(element?: RunsNode): RunsNode[] {
+    if (element) {
+      return isGroup(element) ? element.runs : [];
+    }
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    if (folders.length < 2) {
+      return this.store.all();
+    }
+    const folderOf = (script: string): string | undefined => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script))?.name;
+    return groupByFolder(this.store.all(), folders.map((f) => f.name), folderOf);
   }
 
-  getTreeItem(run: RunSummary): vscode.TreeItem {
+  getTreeItem(node: RunsNode): vscode.TreeItem {
+    if (isGroup(node)) {
+      const item = new vscode.TreeItem(node.folder || "other scripts", vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `folder:${node.folder}`;
+      item.iconPath = new vscode.ThemeIcon(node.folder ? "root-folder" : "folder");
+      item.description = `${node.runs.length} run${node.runs.length === 1 ? "" : "s"}`;
+      item.contextValue = "runGroup";
+      return item;
+    }
+    return this.runItem(node);
+  }
+
+  private runItem(run: RunSummary): vscode.TreeItem {
     const item = new vscode.TreeItem(runLabel(run), vscode.TreeItemCollapsibleState.None);
     item.id = run.runId;
-    // In a multi-root workspace the folder tells runs of same-named scripts apart.
-    const folders = vscode.workspace.workspaceFolders ?? [];
-    const folder = folders.length > 1 ? vscode.workspace.getWorkspaceFolder(vscode.Uri.file(run.script))?.name : undefined;
-    item.description = folder ? `${folder} · ${describeRun(run)}` : describeRun(run);
+    item.description = describeRun(run);
     const [icon, color] = ICONS[run.status] ?? ["question"];
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const context = [`run`, run.mode];
-    if (isFinished(run.status)) {
-      context.push("finished");
-    }
+    context.push(isFinished(run.status) ? "finished" : "live");
     if (run.error?.file) {
       context.push("hasError");
     }

@@ -2,8 +2,8 @@
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { exists } from "./files";
 import { log } from "./logger";
+import { type Answer, isError } from "./protocol";
 import { type SourceLink, originOf, parseSourceLink, tensorBoardHtml, withProfilerPlugin } from "./tensorboardPage";
 
 const VIEW_TYPE = "quickdev.tensorboard";
@@ -16,12 +16,19 @@ async function externalUrl(url: string): Promise<string> {
   return `${base}${parsed.pathname}${parsed.search}${parsed.hash}`;
 }
 
+/** The server's quickdev.resolveSource: the file a frame names, through the run's source roots. */
+export type ResolveSource = (argument: { filename: string; runId?: string }) => Promise<Answer<{ path: string }>>;
+
 export class TensorBoardPanels implements vscode.Disposable {
   private readonly panels = new Map<string, vscode.WebviewPanel>();
   private readonly shown = new Map<string, string>();
+  /** The run each panel was last opened on: its frames are tried against its roots first. */
+  private readonly runs = new Map<string, string | undefined>();
+
+  constructor(private readonly resolveSource: ResolveSource) {}
 
   /** Shows `url` (a TensorBoard page) in the panel of its server, creating it if needed. */
-  async show(url: string, title: string): Promise<void> {
+  async show(url: string, title: string, runId?: string): Promise<void> {
     const key = originOf(url);
     const frameUrl = await externalUrl(withProfilerPlugin(url));
     log.info(`TensorBoard ${url} shown as ${frameUrl}`);
@@ -37,15 +44,17 @@ export class TensorBoardPanels implements vscode.Disposable {
       created.onDidDispose(() => {
         this.panels.delete(key);
         this.shown.delete(key);
+        this.runs.delete(key);
       });
       created.webview.onDidReceiveMessage((message: unknown) => {
         const link = parseSourceLink(message);
         if (link) {
-          void openSource(link);
+          void openSource(link, () => this.resolveSource({ filename: link.filename, runId: this.runs.get(key) }));
         }
       });
     }
     panel.title = title;
+    this.runs.set(key, runId);
     // Setting the same page again would reload TensorBoard and lose the user's place in it.
     if (this.shown.get(key) !== frameUrl) {
       this.shown.set(key, frameUrl);
@@ -70,14 +79,17 @@ export class TensorBoardPanels implements vscode.Disposable {
   }
 }
 
-/** Opens a profiler stack frame's file beside the panel; asks for it when it is not here. */
-export async function openSource(link: SourceLink): Promise<void> {
-  let uri = vscode.Uri.file(resolveAgainstWorkspace(link.filename));
-  if (!(await exists(uri))) {
-    const choice = await vscode.window.showWarningMessage(
-      `Quickdev: ${link.filename} does not exist on this machine. Locate the file?`,
-      "Locate…",
-    );
+/**
+ * Opens a profiler stack frame's file beside the panel. The server finds it through the run's
+ * recorded source roots (any workspace folder, the job interpreter's site-packages); only a file
+ * found nowhere makes the user locate it.
+ */
+export async function openSource(link: SourceLink, resolve: () => ReturnType<ResolveSource>): Promise<void> {
+  const answer = await resolve();
+  let uri: vscode.Uri;
+  if (isError(answer)) {
+    log.warn(`source link ${link.filename}: ${answer.error}`);
+    const choice = await vscode.window.showWarningMessage(`Quickdev: ${answer.error}. Locate the file?`, "Locate…");
     if (choice !== "Locate…") {
       return;
     }
@@ -90,6 +102,8 @@ export async function openSource(link: SourceLink): Promise<void> {
       return;
     }
     uri = picked[0];
+  } else {
+    uri = vscode.Uri.file(answer.path);
   }
   const document = await vscode.workspace.openTextDocument(uri);
   const line = Math.min(link.line, Math.max(document.lineCount - 1, 0));
@@ -99,9 +113,4 @@ export async function openSource(link: SourceLink): Promise<void> {
     selection: new vscode.Range(position, position),
     preserveFocus: false,
   });
-}
-
-function resolveAgainstWorkspace(filename: string): string {
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  return path.isAbsolute(filename) || !folder ? filename : path.join(folder, filename);
 }

@@ -101,3 +101,61 @@ def test_output_reaches_the_debug_console_and_quickdev_frames_are_hidden(
         dap.continue_(stopped["threadId"])
         proc.wait(timeout=300)
     assert proc.returncode == 0, (tmp_path / "job.out").read_text(errors="replace")[-3000:]
+
+
+FAILING = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+    model = nn.Linear(16, 4)
+    batch = torch.ones(8, 15)
+    logits = model(batch)  # FAILS
+    """
+)
+
+
+def test_a_failure_stops_at_the_users_line_and_the_sampler_thread_is_hidden(
+    tmp_path: Path, processes: list
+) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(FAILING)
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "quickdev", "run", "--listen", "127.0.0.1:0",
+            "--wait-for-client", "--runs-dir", str(runs), "--run-id", "r",
+            "--sample-interval", "0.05", str(script),
+        ],
+        cwd=tmp_path,
+        env=quickdev_env(),
+        stdout=(tmp_path / "job.out").open("wb"),
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    processes.append(proc)
+    address = wait_for_json_file(runs / "r" / "debugpy.json", timeout_s=120)
+    with DapClient.connect(address["host"], address["port"]) as dap:
+        dap.initialize()
+        dap.attach(just_my_code=False, **SESSION_OPTIONS)
+        # VS Code's default for Python: break on uncaught exceptions only.
+        dap.request("setExceptionBreakpoints", {"filters": ["uncaught"]})
+        dap.configuration_done()
+
+        stopped = dap.wait_for_stopped(timeout_s=120)
+        assert stopped["reason"] == "exception", stopped
+        frames = dap.stack_trace(stopped["threadId"])
+        # The user's line that called torch, not torch's linear() nor the job's exit.
+        assert Path(frames[0]["source"]["path"]).name == "train.py", frames[0]
+        assert frames[0]["line"] == line_of(script, "FAILS")
+        info = dap.request("exceptionInfo", {"threadId": stopped["threadId"]})
+        assert "mat1 and mat2 shapes cannot be multiplied" in info["description"], info
+        names = [thread["name"] for thread in dap.threads()]
+        assert "MainThread" in names
+        assert not [name for name in names if "quickdev" in name], names
+
+        dap.continue_(stopped["threadId"])
+        # No second stop at the job's own exit ("SystemExit 1" in quickdev's __main__).
+        proc.wait(timeout=120)
+        # (wait_for_stopped took the first stop off the list)
+        assert [e for e in dap.events if e.get("event") == "stopped"] == []
+    assert proc.returncode == 1, (tmp_path / "job.out").read_text(errors="replace")[-3000:]

@@ -30,6 +30,7 @@ test("a run reads as the user would say it", () => {
     started: "2026-01-02T03:04:05+00:00",
     runDir: "/w/.quickdev/runs/r1",
     resultFile: "/w/.quickdev/runs/r1/result.json",
+    outputFile: "/w/.quickdev/runs/r1/output.log",
     durationS: 3.21,
     batches: 6,
     losses: [2.3, 1.98761],

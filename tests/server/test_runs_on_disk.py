@@ -53,6 +53,7 @@ async def test_malformed_results_are_skipped(client: LanguageClient, workspace: 
         "started": "2026-01-02T03:04:05+00:00",
         "runDir": str(good_dir),
         "resultFile": str(good_dir / "result.json"),
+        "outputFile": str(good_dir / "output.log"),
         "durationS": 1.5,
         "batches": 2,
         "losses": [0.5],

@@ -17,6 +17,7 @@ import os
 import socket
 import sys
 import threading
+import types
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,38 @@ def _import_debugpy() -> Any:
         sys.path.append(lent)
         import debugpy
     return debugpy
+
+
+def stop_at_failure(exc: BaseException) -> None:
+    """Under a debugger, stop where the user's code failed, as an uncaught exception would.
+
+    The job catches the script's exception to report it, so debugpy never sees it uncaught:
+    the editor would stop only at the job's own exit (hidden by the session's rules) or not
+    at all. debugpy's post-mortem stop respects the client's exception breakpoint settings;
+    the traceback is cut after the user's innermost frame, so a torch error stops at the
+    user's line that called torch. No client attached: nothing happens.
+    """
+    if _listening is None or exc.__traceback__ is None:
+        return
+    debugpy = _import_debugpy()
+
+    from quickdev.limits.user_code import is_user_file
+
+    entries: list[types.TracebackType] = []
+    tb: types.TracebackType | None = exc.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    user = [i for i, e in enumerate(entries) if is_user_file(e.tb_frame.f_code.co_filename)]
+    if user:
+        entries = entries[: user[-1] + 1]
+    cut: types.TracebackType | None = None
+    for entry in reversed(entries):
+        cut = types.TracebackType(cut, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    try:
+        debugpy.trigger_exception_handler((type(exc), exc, cut))
+    except Exception:
+        log.exception("stopping the debugger at the failure failed")
 
 
 def _check_port_free(listen: tuple[str, int]) -> None:

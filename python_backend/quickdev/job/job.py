@@ -198,6 +198,9 @@ def _run_with_limits(
         result.status, result.stop_reason = "failed", "error"
         result.error = describe(exc)
         log.info("the script failed", exc_info=exc)
+        from quickdev.job.debugger import stop_at_failure
+
+        stop_at_failure(exc)
     finally:
         signals.cancel_timeout_alarm()
         if not in_process:

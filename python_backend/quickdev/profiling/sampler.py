@@ -112,6 +112,10 @@ class ResourceSampler(BaseObserver):
         self.samples = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="quickdev-sampler", daemon=True)
+        # pydevd's own marks: the debugger neither lists this thread (Threads, Call Stack) nor
+        # traces it, and the user's threading.enumerate() does not see it under a debugger.
+        self._thread.pydev_do_not_trace = True  # type: ignore[attr-defined]
+        self._thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
         self._writer: ScalarEventFile | None = None
 
     def start(self) -> None:

@@ -12,6 +12,7 @@ from quickdev.server import (
     runs,
     scan,
     settings,
+    sources,
     tensorboard_view,
 )
 from quickdev.server.app import QuickdevServer
@@ -19,7 +20,16 @@ from quickdev.server.app import QuickdevServer
 
 def build_server() -> QuickdevServer:
     server = QuickdevServer()
-    for feature in (settings, lenses, scan, runs, run_files, tensorboard_view, attach_view):
+    for feature in (
+        settings,
+        lenses,
+        scan,
+        runs,
+        run_files,
+        tensorboard_view,
+        attach_view,
+        sources,
+    ):
         feature.setup(server)
     return server
 

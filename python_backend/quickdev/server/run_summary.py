@@ -14,7 +14,7 @@ from typing import Any
 
 from quickdev.processes import same_process
 from quickdev.rundir.ids import is_run_id, iso_utc
-from quickdev.rundir.layout import ATTACH_FILE, RESULT_FILE
+from quickdev.rundir.layout import ATTACH_FILE, RESULT_FILE, STDOUT_FILE
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
 from quickdev.server.jobs import FINISHED, Run
@@ -47,6 +47,7 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
         "started": _started(run, result),
         "runDir": str(run_dir),
         "resultFile": str((run_dir / RESULT_FILE).absolute()),
+        "outputFile": str((run_dir / STDOUT_FILE).absolute()),
         "durationS": _duration(run, result),
         "batches": max(batches, run.batches_done if run else 0),
         "losses": list(result.losses) if result else [],

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from quickdev.rundir.layout import SOURCE_ROOTS_FILE
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
 from quickdev.server.log import log
@@ -87,7 +88,18 @@ async def open_tensorboard(ls: QuickdevServer, argument: dict[str, Any]) -> Answ
 
 
 def _runs_root(ls: QuickdevServer) -> Path:
-    """Without a run: the first folder's runs directory (TensorBoard shows every run in it)."""
+    """Without a run: the runs directory of the newest profiled run in any folder (runs go
+    to each script's folder), else the first folder's (TensorBoard shows every run in it)."""
+    runs_dirs = [d for d in runs_of(ls).known_runs_dirs() if d.is_dir()]
+    profiled = [
+        run_dir
+        for runs_dir in runs_dirs
+        for run_dir in runs_dir.iterdir()
+        if (run_dir / SOURCE_ROOTS_FILE).is_file()
+    ]
+    if profiled:
+        # Run ids begin with their start time.
+        return max(profiled, key=lambda run_dir: run_dir.name).parent
     folders = ls.workspace_folders()
     if not folders:
         raise CommandError("open a folder first: TensorBoard shows its runs directory")

@@ -201,16 +201,22 @@ export class Workbench {
 
   /** The top stack frame of the paused thread, as the Call Stack view shows it. */
   async topFrame() {
+    // Frames sit under their thread's row, or at the top when the job shows one thread only.
     // Library frames (torch's) come folded as "Show N More Stack Frames": unfold them first.
-    const first = this.page
-      .locator('.debug-call-stack .monaco-list-row[aria-level="2"]')
-      .first();
-    const label = await first.getAttribute('aria-label', { timeout: 1_000 });
-    if (/More Stack Frames/.test(label ?? '') || /More Stack Frames/.test(await first.innerText())) {
-      await first.click();
+    const rows = this.page.locator('.debug-call-stack .monaco-list-row');
+    const seen = await rows.evaluateAll((elements) =>
+      elements.map((element) => ({ label: element.getAttribute('aria-label') ?? '', text: element.innerText })),
+    );
+    const index = seen.findIndex(
+      (row) => row.label.startsWith('Stack Frame ') || /More Stack Frames/.test(`${row.label} ${row.text}`),
+    );
+    if (index < 0) return undefined;
+    const { label, text } = seen[index];
+    if (/More Stack Frames/.test(`${label} ${text}`)) {
+      await rows.nth(index).click({ timeout: 1_000 });
       return undefined;
     }
-    const match = /^Stack Frame (.+), line (\d+), (.+)$/.exec(label ?? '');
+    const match = /^Stack Frame (.+), line (\d+), (.+)$/.exec(label);
     if (!match) return undefined;
     return { name: match[1], line: Number(match[2]), file: match[3], label };
   }
@@ -225,6 +231,70 @@ export class Workbench {
       },
       { timeout },
     );
+  }
+
+  /**
+   * Clicks the editor's gutter (the glyph margin, left of the line numbers) beside the first
+   * visible line holding `lineText`, as a person sets a breakpoint, and waits for the red dot
+   * (or, with `removes`, clicks the dot away and waits for it to go).
+   */
+  async clickGutter(lineText, { removes = false, timeout = 15_000 } = {}) {
+    const editor = this.activeEditor();
+    const line = editor.locator('.view-line').filter({ hasText: lineText }).first();
+    await line.waitFor({ timeout });
+    const lineBox = await line.boundingBox();
+    const gutter = await editor.locator('.margin .glyph-margin').first().boundingBox();
+    const x = gutter.x + gutter.width / 2;
+    const y = lineBox.y + lineBox.height / 2;
+    // The hover hint comes first; the click then sets the breakpoint.
+    await this.page.mouse.move(x, y);
+    await this.page.mouse.click(x, y);
+    const dotBeside = async () => {
+      const dots = await editor.locator('.codicon-debug-breakpoint').evaluateAll((elements) =>
+        elements.map((element) => element.getBoundingClientRect()),
+      );
+      return dots.some((dot) => Math.abs(dot.top + dot.height / 2 - y) < lineBox.height / 2);
+    };
+    const what = removes ? `no breakpoint beside "${lineText}"` : `a breakpoint beside "${lineText}"`;
+    await eventually(what, async () => (await dotBeside()) !== removes, { timeout });
+  }
+
+  /** Picks a configuration in the Run and Debug view's dropdown by its exact label. */
+  async selectLaunchConfiguration(label, { timeout = 30_000 } = {}) {
+    await this.runCommand('View: Show Run and Debug');
+    // The dropdown sits in the view's title bar, outside the view's own content.
+    const select = this.page.locator('.start-debug-action-item select').first();
+    let offered = [];
+    await eventually(`"${label}" in the Run and Debug dropdown`, async () => {
+      offered = await select.locator('option').allInnerTexts().catch(() => []);
+      return offered.includes(label);
+    }, { timeout }).catch((error) => {
+      throw new Error(`${error.message}; it offers ${JSON.stringify(offered)}`);
+    });
+    await select.selectOption({ label });
+  }
+
+  /** The value the Variables view shows for a top-level `name` ("name, value …"). */
+  async variableValue(name, { timeout = 15_000 } = {}) {
+    const row = this.page.locator(`.debug-variables .monaco-list-row[aria-label^="${name}, value "]`).first();
+    await row.waitFor({ timeout });
+    return (await row.getAttribute('aria-label')).slice(`${name}, value `.length);
+  }
+
+  /** The frame of a webview panel whose page shows `text` (webviews nest frames in frames). */
+  async webviewWith(text, { timeout = 30_000 } = {}) {
+    return eventually(`a webview showing "${text}"`, async () => {
+      for (const frame of this.page.frames()) {
+        if (await frame.getByText(text, { exact: true }).count().catch(() => 0)) return frame;
+      }
+      return undefined;
+    }, { timeout });
+  }
+
+  /** Opens the Debug Console and waits for a line holding `text`. */
+  async debugConsoleShows(text, { timeout = 30_000 } = {}) {
+    await this.runCommand('Debug Console: Focus on Debug Console View');
+    await this.page.locator('.repl .monaco-list-row', { hasText: text }).first().waitFor({ timeout });
   }
 
   /** Clicks a debug toolbar button ("Continue", "Step Over", "Step Into", ...). */

@@ -1,0 +1,152 @@
+// A run's result as a page a person reads: status, why it stopped, loaders and their batches,
+// steps, a loss sparkline, outputs kept, remaps, duration. No vscode import; no script in the
+// page: a CSP allows only our nonce'd style. The result is result.json as the job wrote it, of
+// whatever shape: every field is checked before use and anything unexpected is left out.
+
+type Json = Record<string, unknown>;
+
+export const record = (value: unknown): Json | undefined =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
+export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+export const text = (value: unknown): string | undefined =>
+  typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : undefined;
+export const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+
+export function escapeHtml(value: string): string {
+  return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+}
+
+/** Inline SVG of `values` (finite ones), scaled to the box; empty when fewer than two. */
+export function sparkline(values: readonly unknown[], width = 320, height = 48): string {
+  const points = values.filter(finite);
+  if (points.length < 2) {
+    return "";
+  }
+  const low = Math.min(...points);
+  const high = Math.max(...points);
+  const span = high - low || 1;
+  const step = width / (points.length - 1);
+  const coordinates = points
+    .map((value, index) => `${(index * step).toFixed(1)},${(height - 2 - ((value - low) / span) * (height - 4)).toFixed(1)}`)
+    .join(" ");
+  const label = `loss from ${points[0]?.toPrecision(4)} to ${points[points.length - 1]?.toPrecision(4)} over ${points.length} steps`;
+  return (
+    `<svg class="sparkline" role="img" aria-label="${escapeHtml(label)}" width="${width}" height="${height}" ` +
+    `viewBox="0 0 ${width} ${height}"><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="${coordinates}"/></svg>`
+  );
+}
+
+export function rows(pairs: readonly [string, string | undefined][]): string {
+  return pairs
+    .filter((pair): pair is [string, string] => pair[1] !== undefined && pair[1] !== "")
+    .map(([name, value]) => `<tr><th>${escapeHtml(name)}</th><td>${escapeHtml(value)}</td></tr>`)
+    .join("");
+}
+
+export function table(headers: readonly string[], body: readonly (readonly string[])[]): string {
+  if (!body.length) {
+    return "";
+  }
+  const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join("");
+  const lines = body.map((cells) => `<tr>${cells.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`).join("");
+  return `<table class="grid"><thead><tr>${head}</tr></thead><tbody>${lines}</tbody></table>`;
+}
+
+function section(title: string, content: string): string {
+  return content ? `<h2>${escapeHtml(title)}</h2>${content}` : "";
+}
+
+function loaders(result: Json): string {
+  const body = list(result.loaders).flatMap((value) => {
+    const loader = record(value);
+    if (!loader) {
+      return [];
+    }
+    const signature = text(loader.batch_signature) ?? "";
+    return [[text(loader.origin) ?? "?", text(loader.batches) ?? "0", signature + (loader.nonfinite === true ? " NaN/Inf" : "")]];
+  });
+  return table(["created at", "batches", "batch"], body);
+}
+
+function outputs(result: Json): string {
+  const body = list(result.redirected_outputs).flatMap((value) => {
+    const output = record(value);
+    const requested = text(output?.requested);
+    const written = text(output?.written);
+    return requested && written ? [[requested, written]] : [];
+  });
+  return table(["the script asked for", "kept at"], body);
+}
+
+/** Remaps (e.g. a device the job mapped to another), wherever the result keeps them. */
+function remaps(result: Json): string {
+  const found = list(result.remaps ?? record(result.limits)?.remaps);
+  const body = found.flatMap((value) => {
+    const remap = record(value);
+    if (!remap) {
+      const line = text(value);
+      return line ? [[line]] : [];
+    }
+    return [[Object.entries(remap).map(([k, v]) => `${k}: ${text(v) ?? JSON.stringify(v)}`).join(", ")]];
+  });
+  return table(["remap"], body);
+}
+
+/** The page for one run (result.json as written); `nonce` fresh for each page. */
+export function resultHtml(result: unknown, nonce: string): string {
+  const data = record(result) ?? {};
+  const error = record(data.error);
+  const losses = list(data.losses);
+  const lastLoss = losses.filter(finite).at(-1);
+  const duration = finite(data.duration_s) ? `${data.duration_s.toFixed(1)} s` : undefined;
+  const summary = rows([
+    ["status", text(data.status) ?? "unknown"],
+    ["stop reason", text(data.stop_reason)],
+    ["script", text(data.script)],
+    ["started", text(data.started)],
+    ["duration", duration],
+    ["optimizer steps", text(data.optimizer_steps)],
+    ["last loss", lastLoss === undefined ? undefined : lastLoss.toPrecision(4)],
+    ["peak memory", finite(data.peak_rss_mb) && data.peak_rss_mb > 0 ? `${data.peak_rss_mb.toFixed(0)} MB` : undefined],
+  ]);
+  const failure = error
+    ? `<p class="error">${escapeHtml(`${text(error.type) ?? "Error"}: ${text(error.message) ?? ""}`)}` +
+      (text(error.file) ? `<br>at ${escapeHtml(`${text(error.file)}:${text(error.line) ?? "?"}`)}` : "") +
+      "</p>"
+    : "";
+  const title = `Run ${text(data.id) ?? ""}`;
+  const body = `<table>${summary}</table>
+${failure}
+${section("Loss", sparkline(losses))}
+${section("Loaders", loaders(data))}
+${section("Outputs kept", outputs(data))}
+${section("Remaps", remaps(data))}`;
+  return page(title, body, nonce);
+}
+
+/** A static page under a CSP that allows only its own nonce'd style: no script runs. */
+export function page(title: string, body: string, nonce: string): string {
+  const csp = ["default-src 'none'", `style-src 'nonce-${nonce}'`].join("; ");
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<title>${escapeHtml(title)}</title>
+<style nonce="${nonce}">
+body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 0 1em; }
+th { text-align: left; padding-right: 1.5em; font-weight: 600; }
+td, th { padding-top: 2px; padding-bottom: 2px; }
+table.grid { border-collapse: collapse; }
+table.grid td, table.grid th { border-bottom: 1px solid var(--vscode-panel-border); padding: 3px 1em 3px 0; }
+.error { color: var(--vscode-errorForeground); white-space: pre-wrap; }
+.sparkline { color: var(--vscode-charts-blue); }
+</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+${body}
+</body>
+</html>
+`;
+}

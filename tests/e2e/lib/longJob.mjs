@@ -1,0 +1,21 @@
+// A training loop that runs until told to stop.
+export const LONG_JOB = [
+  'import sys',
+  'import time',
+  'from pathlib import Path',
+  '',
+  'import torch',
+  '',
+  '',
+  'def train(stop):',
+  '    weights = torch.zeros(4)',
+  '    step = 0',
+  '    while not stop.exists():',
+  '        step += 1',
+  '        weights += 1.0',
+  '        time.sleep(0.01)',
+  '',
+  '',
+  'train(Path(sys.argv[1]))',
+  '',
+].join('\n');

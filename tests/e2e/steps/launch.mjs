@@ -1,0 +1,81 @@
+// The journey's steps through launch.json as a person uses it: a breakpoint clicked in the
+// gutter and F5 on a generated configuration; a job configured by launch.json `env` and the
+// folder's `.env`. Registered in order inside the trusted suite of journey.test.mjs.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import { eventually } from '../lib/poll.mjs';
+import { python } from '../lib/session.mjs';
+
+export function launchSteps(session) {
+  const { step } = session;
+
+  step('a breakpoint clicked in the gutter, F5 on a generated configuration: stops there, tensors summarised, output in the Debug Console', async () => {
+    const { workbench } = session;
+    const page = workbench.page;
+    await workbench.openFile('vision/train.py');
+    await workbench.goToLine(52);
+    await workbench.clickGutter('loss = loss_fn(logits, labels)');
+    await workbench.screenshot('gutter-breakpoint');
+
+    // The folder's own copy, as the dropdown names it in a multi-root workspace.
+    await workbench.selectLaunchConfiguration('Quickdev: debug train.py (vision)');
+    await workbench.activeEditor().click();
+    await page.keyboard.press('F5');
+    const frame = await workbench.pausedAt('the gutter breakpoint', (f) => f.file === 'train.py' && f.name === 'train_step', { timeout: 120_000 });
+    assert.equal(frame.line, 52);
+    assert.match(await workbench.variableValue('images'), /^float32\[\d+, 3, 32, 32\] cpu$/);
+    assert.match(await workbench.variableValue('logits'), /^float32\[\d+, 10\] cpu grad$/);
+    await workbench.screenshot('f5-stopped-at-gutter-breakpoint');
+
+    // main() printed before the loop; debugpy sends it to the Debug Console.
+    await workbench.debugConsoleShows('training on 4096 images');
+    await workbench.screenshot('debug-console-output');
+
+    await workbench.clickGutter('loss = loss_fn(logits, labels)', { removes: true });
+    await workbench.debugAction('Continue');
+    await page.locator('.debug-toolbar').waitFor({ state: 'hidden', timeout: 90_000 });
+    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.runsRow('train.py (debug)', 'passed').waitFor({ timeout: 30_000 });
+  });
+
+  step('a job gets the env of its launch configuration and the folder\'s .env', async () => {
+    const { workbench, workspace } = session;
+    const folder = workspace.folder('vision');
+    // Without them the script fails: the environment is what makes it pass.
+    const bare = spawnSync(python, ['check_env.py'], { cwd: folder, encoding: 'utf8' });
+    assert.notEqual(bare.status, 0);
+    assert.match(bare.stderr, /KeyError: 'QUICKDEV_E2E_TOKEN'/);
+
+    await workbench.selectLaunchConfiguration('Check environment (run) (vision)');
+    await workbench.activeEditor().click();
+    await workbench.page.keyboard.press('F5');
+    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.runsRow('check_env.py (run)', /passed|failed/).waitFor({ timeout: 90_000 });
+    await workbench.screenshot('env-job-done');
+    const runs = path.join(folder, '.quickdev', 'runs');
+    const output = await eventually('the job\'s output', async () => {
+      for (const run of await readdir(runs)) {
+        const text = await readFile(path.join(runs, run, 'output.log'), 'utf8').catch(() => '');
+        if (text.includes('token ')) return text;
+      }
+      return undefined;
+    });
+    assert.match(output, /token from-launch-json, data from \/tmp\/synthetic-data/);
+    // The run's output streamed into its own channel in the Output panel.
+    await workbench.page
+      .locator('.part.panel .monaco-editor .view-line', { hasText: 'token from-launch-json' })
+      .first()
+      .waitFor({ timeout: 30_000 });
+    await workbench.screenshot('env-job-output-channel');
+
+    // Its result reads as a page, not JSON.
+    await workbench.runsRow('check_env.py (run)', 'passed').click();
+    const result = await workbench.webviewWith('Loaders');
+    await result.getByText('stop reason').waitFor();
+    assert.ok(await result.getByText('passed', { exact: true }).count());
+    await workbench.screenshot('env-job-result-page');
+  });
+}
