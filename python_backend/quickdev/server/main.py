@@ -13,13 +13,23 @@ from quickdev.server import (
     scan,
     settings,
     tensorboard_view,
+    warm,
 )
 from quickdev.server.app import QuickdevServer
 
 
 def build_server() -> QuickdevServer:
     server = QuickdevServer()
-    for feature in (settings, lenses, scan, runs, run_files, tensorboard_view, attach_view):
+    for feature in (
+        settings,
+        lenses,
+        scan,
+        runs,
+        warm,
+        run_files,
+        tensorboard_view,
+        attach_view,
+    ):
         feature.setup(server)
     return server
 

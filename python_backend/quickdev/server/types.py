@@ -66,6 +66,11 @@ class Settings:
         default=False,
         metadata=_setting("must be true or false; using false", key="keepOutputs"),
     )
+    # Jobs start from a warm process that has done their imports (server/warm.py).
+    warm_start: bool = field(
+        default=True,
+        metadata=_setting("must be true or false; using true", key="warmStart"),
+    )
     # Each kind apart: a wrong one is ignored, the others kept.
     lenses: dict[str, bool] = field(
         default_factory=lambda: dict.fromkeys(LENS_KINDS, True),
