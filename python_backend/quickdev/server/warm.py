@@ -10,8 +10,8 @@ the log says why.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -77,26 +77,34 @@ class WarmPool:
         if request.nproc is not None and request.nproc > 1:
             return None, "--nproc jobs start cold"
         process = self.processes.get(request.interpreter)
-        if process is None or process.closed:
+        if process is None:
             return None, "no warm process yet (one is prepared when this job ends)"
-        if process.key != self._key(env):
-            self._drop(request.interpreter, "the job environment or the settings changed")
-            return None, "the job environment or the settings changed"
         if not process.ready.is_set():
             return None, "the warm process is still importing"
-        unsafe = process.report.get("unsafe")
-        culprit = process.report.get("culprit")
-        if unsafe:
-            if culprit:
-                self.culprits.setdefault(request.interpreter, set()).add(str(culprit))
-            self._drop(request.interpreter, str(unsafe))
-            return None, f"forking would not be safe: {unsafe}"
-        stale = process.stale()
-        if stale is not None:
-            self._drop(request.interpreter, f"packages changed ({stale})")
-            return None, f"packages changed ({stale})"
+        spoiled = self._spoiled(request.interpreter, process, env)
+        if spoiled is not None:
+            return None, spoiled
         self.last_used[request.interpreter] = time.monotonic()
         return process, ""
+
+    def _spoiled(self, interpreter: str, process: WarmProcess, env: dict[str, str]) -> str | None:
+        """Why ``process`` may not serve a job with ``env`` (it is then dropped), or None.
+        A library whose import made it unsafe is remembered and never preloaded again."""
+        reason = None
+        if process.closed:
+            reason = "the warm process ended"
+        elif process.key != self._key(env):
+            reason = "the job environment or the settings changed"
+        elif process.report.get("unsafe"):
+            culprit = process.report.get("culprit")
+            if culprit:
+                self.culprits.setdefault(interpreter, set()).add(str(culprit))
+            reason = f"forking would not be safe: {process.report['unsafe']}"
+        elif (stale := process.stale()) is not None:
+            reason = f"packages changed ({stale})"
+        if reason is not None:
+            self._drop(interpreter, reason)
+        return reason
 
     def _disabled(self) -> str | None:
         if not self.ls.state.settings.warm_start:
@@ -112,16 +120,11 @@ class WarmPool:
         """Have a warm process for ``interpreter`` with ``script``'s libraries imported."""
         if self._disabled() is not None:
             return
-        imports = self._preloadable(interpreter, script)
         process = self.processes.get(interpreter)
-        if process is not None and (
-            process.closed
-            or process.key != self._key(env)
-            or process.report.get("unsafe")
-            or process.stale()
-        ):
-            self._drop(interpreter, "replaced")
-            process = None
+        if process is not None and process.ready.is_set():
+            if self._spoiled(interpreter, process, env) is not None:
+                process = None
+        imports = self._preloadable(interpreter, script)
         if process is None:
             try:
                 process = WarmProcess(interpreter, env, self._key(env))

@@ -150,6 +150,13 @@ class WarmProcess:
         if op == "ready":
             self.report = message
             self.watched = {path: _stamp(path) for path in message.get("watch", [])}
+            log.info(
+                "warm process %s ready: %d modules imported, resident %.0f MB%s",
+                self.process.pid,
+                len(message.get("loaded", [])),
+                message.get("rss_mb") or 0.0,
+                f"; cannot fork: {message['unsafe']}" if message.get("unsafe") else "",
+            )
             self.ready.set()
         elif op in ("forked", "refused"):
             if op == "forked":

@@ -91,7 +91,7 @@ def _import(name: str, attributes: Sequence[str], done: Preloaded) -> str | None
         module = importlib.import_module(name)
         for attribute in attributes:  # `from x import Y` may load Y lazily (transformers)
             getattr(module, attribute, None)
-    except BaseException as exc:  # noqa: BLE001 - a library that fails is the job's to report
+    except BaseException as exc:
         done.skipped[name] = f"import failed: {type(exc).__name__}"
     else:
         done.loaded.append(name)
