@@ -48,7 +48,10 @@ async def test_a_library_that_starts_a_thread_at_import_is_never_preloaded(
     script = workspace / "train.py"
     script.write_text(SCRIPT)
     mark = workspace / "mark.json"
-    source = "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+    source = (
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+    )
     env = library(tmp_path / "site", "threadlib", source)
     first, _ = await run(client, changes, script, mark, env=env)
     # The warm process prepared after the first run imported threadlib: not safe to fork.

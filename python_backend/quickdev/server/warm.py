@@ -121,9 +121,12 @@ class WarmPool:
         if self._disabled() is not None:
             return
         process = self.processes.get(interpreter)
-        if process is not None and process.ready.is_set():
-            if self._spoiled(interpreter, process, env) is not None:
-                process = None
+        if (
+            process is not None
+            and process.ready.is_set()
+            and self._spoiled(interpreter, process, env) is not None
+        ):
+            process = None
         imports = self._preloadable(interpreter, script)
         if process is None:
             try:

@@ -1,10 +1,12 @@
 """``python -m quickdev.warm FD``: a warm process serving the language server on FD.
 
-In a job forked from it, ``serve`` returns the job's argv and the job runs from here as
-``python -m quickdev`` runs it, so it exits through the interpreter's normal shutdown.
+In a job forked from it, ``serve`` returns (argv set) and the job runs ``quickdev`` as
+``python -m quickdev`` runs it (``__main__`` included), and exits through the
+interpreter's normal shutdown.
 """
 
 import os
+import runpy
 import sys
 
 # As quickdev/__main__.py: the working directory is not where modules come from.
@@ -12,10 +14,6 @@ sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 
 from quickdev.warm.zygote import serve  # noqa: E402
 
-argv = serve(int(sys.argv[1]))
-if argv is None:
+if serve(int(sys.argv[1])) is None:
     sys.exit(0)
-
-from quickdev.cli import main  # noqa: E402
-
-sys.exit(main(argv))
+runpy.run_module("quickdev", run_name="__main__", alter_sys=True)

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from quickdev.warm import child, protocol, safety
-from quickdev.warm.preload import Preloaded, preload
+from quickdev.warm.preload import Preloaded, library_roots, preload
 
 
 def serve(fd: int) -> list[str] | None:
@@ -25,11 +25,11 @@ def serve(fd: int) -> list[str] | None:
     done = Preloaded()
     jobs: dict[int, int] = {}  # pidfd: pid
     while True:
-        readable, _, _ = select.select([sock, *jobs], [], [])
+        readable, _, _ = select.select([sock.fileno(), *jobs], [], [])
         for pidfd in readable:
-            if pidfd is not sock:
+            if pidfd != sock.fileno():
                 _report_exit(sock, jobs.pop(pidfd), pidfd)
-        if sock not in readable:
+        if sock.fileno() not in readable:
             continue
         received = protocol.receive(sock)
         if received is None:
@@ -86,8 +86,6 @@ def _report_exit(sock: socket.socket, pid: int, pidfd: int) -> None:
 def _watched(loaded: list[str]) -> list[str]:
     """Paths whose change means a preloaded module may be stale: each library folder, and
     each preloaded package's folder and first file (an install or upgrade touches them)."""
-    from quickdev.warm.preload import library_roots
-
     paths = list(library_roots([]))
     for name in loaded:
         module = sys.modules.get(name.partition(".")[0])
