@@ -16,9 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from overhead import EXAMPLES, measure
-
 from lsp import Client, initialize
+from overhead import EXAMPLES, measure
 
 REPEATS = 3
 SCRIPTS = {
