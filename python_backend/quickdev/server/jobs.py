@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal, Protocol
 
 import quickdev
 from quickdev.processes import DEBUGPY_PATH_ENV
@@ -46,6 +46,17 @@ KILL_GRACE_S = 3.0
 # The PYTHONPATH the editor had before it added the server's bundled libraries; set by
 # the extension (extension/server.ts). Unset (a server run from a terminal): PYTHONPATH.
 USER_PYTHONPATH_ENV = "QUICKDEV_USER_PYTHONPATH"
+
+
+class JobProcess(Protocol):
+    """What the manager needs of a job's process: a ``Popen``, or a job forked by a warm
+    process (server/warm.py). ``pid`` leads the job's process group."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
 
 
 class JobError(Exception):
@@ -106,7 +117,7 @@ class Run:
     attach: Listening | None = None
     result: JobResult | None = None
     failure: Failure | None = None  # set for a failed run
-    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    process: JobProcess | None = field(default=None, repr=False)
     finished: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     # Set once the attach address is known or the run ended without one.
     attach_settled: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
@@ -176,9 +187,27 @@ def helper_environment() -> dict[str, str]:
     return env
 
 
+def launch_cold(
+    request: JobRequest, command: list[str], env: dict[str, str], output: IO[bytes]
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        command,
+        cwd=request.cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+Launcher = Callable[[JobRequest, list[str], dict[str, str], IO[bytes]], JobProcess]
+
+
 class JobManager:
     def __init__(self, on_change: Callable[[Run], None]) -> None:
         self._on_change = on_change
+        self.launch: Launcher = launch_cold  # the warm start replaces it
         self.runs: dict[str, Run] = {}
         self._watchers: set[asyncio.Task[None]] = set()
 
@@ -196,14 +225,9 @@ class JobManager:
         run = Run(run_id, request, run_dir)
         with launch_log:
             try:
-                run.process = subprocess.Popen(
-                    job_command(request, run_id),
-                    cwd=request.cwd,
-                    env=job_environment(request.env),
-                    stdin=subprocess.DEVNULL,
-                    stdout=launch_log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
+                command = job_command(request, run_id)
+                run.process = self.launch(
+                    request, command, job_environment(request.env), launch_log
                 )
             except OSError as exc:
                 raise JobError(
@@ -243,9 +267,7 @@ class JobManager:
                 run.status = "cancelled"
                 _signal_group(run.process, signal.SIGKILL)
 
-    async def _watch(
-        self, run: Run, process: subprocess.Popen[bytes], exited: asyncio.Event
-    ) -> None:
+    async def _watch(self, run: Run, process: JobProcess, exited: asyncio.Event) -> None:
         try:
             await self._follow(run, process, exited)
         except Exception:
@@ -257,9 +279,7 @@ class JobManager:
                 run.finished.set()
                 run.attach_settled.set()
 
-    async def _follow(
-        self, run: Run, process: subprocess.Popen[bytes], exited: asyncio.Event
-    ) -> None:
+    async def _follow(self, run: Run, process: JobProcess, exited: asyncio.Event) -> None:
         progress_stamp: float | None = None
         while not exited.is_set():
             stamp = _mtime(run.run_dir / PROGRESS_FILE)
@@ -337,13 +357,13 @@ def explain_early_exit(run: Run, returncode: int) -> str:
     return f"the job exited with status {returncode} before writing its result: {last}"
 
 
-def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+def _signal_group(process: JobProcess, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
 
 
 def _notify_exit(
-    process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, exited: asyncio.Event
+    process: JobProcess, loop: asyncio.AbstractEventLoop, exited: asyncio.Event
 ) -> None:
     """Set ``exited`` (on the loop) when the process ends: a thread blocks in wait() for it."""
 

@@ -14,6 +14,7 @@ from quickdev.server import (
     settings,
     sources,
     tensorboard_view,
+    warm,
 )
 from quickdev.server.app import QuickdevServer
 
@@ -25,6 +26,7 @@ def build_server() -> QuickdevServer:
         lenses,
         scan,
         runs,
+        warm,
         run_files,
         tensorboard_view,
         attach_view,

@@ -84,6 +84,11 @@ class Settings:
             valid=lambda n: n >= 0,
         ),
     )
+    # Jobs start from a warm process that has done their imports (server/warm.py).
+    warm_start: bool = field(
+        default=True,
+        metadata=_setting("must be true or false; using true", key="warmStart"),
+    )
     # Each kind apart: a wrong one is ignored, the others kept.
     lenses: dict[str, bool] = field(
         default_factory=lambda: dict.fromkeys(LENS_KINDS, True),

@@ -1,0 +1,19 @@
+"""``python -m quickdev.warm FD``: a warm process serving the language server on FD.
+
+In a job forked from it, ``serve`` returns (argv set) and the job runs ``quickdev`` as
+``python -m quickdev`` runs it (``__main__`` included), and exits through the
+interpreter's normal shutdown.
+"""
+
+import os
+import runpy
+import sys
+
+# As quickdev/__main__.py: the working directory is not where modules come from.
+sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from quickdev.warm.zygote import serve  # noqa: E402
+
+if serve(int(sys.argv[1])) is None:
+    sys.exit(0)
+runpy.run_module("quickdev", run_name="__main__", alter_sys=True)

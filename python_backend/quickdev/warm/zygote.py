@@ -1,0 +1,112 @@
+"""The warm process: preload on request, fork a job on request, report each job's exit.
+
+Single-threaded by design (a fork copies only the calling thread): it waits in
+``select`` on the server's socket and on a pidfd per job it forked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import socket
+import sys
+from typing import Any
+
+from quickdev.warm import child, protocol, safety
+from quickdev.warm.preload import Preloaded, library_roots, preload
+
+
+def serve(fd: int) -> list[str] | None:
+    """Serve the server until it hangs up (None), or, in a forked job, return its argv."""
+    startup = child.signal_handlers()  # as the interpreter set them, for the jobs
+    sock = socket.socket(fileno=fd)
+    done = Preloaded()
+    jobs: dict[int, int] = {}  # pidfd: pid
+    while True:
+        readable, _, _ = select.select([sock.fileno(), *jobs], [], [])
+        for pidfd in readable:
+            if pidfd != sock.fileno():
+                _report_exit(sock, jobs.pop(pidfd), pidfd)
+        if sock.fileno() not in readable:
+            continue
+        received = protocol.receive(sock)
+        if received is None:
+            return None
+        message, fds = received
+        if message.get("op") == "preload":
+            preload(_wanted(message), message.get("user_roots", []), done)
+            protocol.send(sock, _ready(done))
+        elif message.get("op") == "fork":
+            reason = done.unsafe or safety.problem()
+            if reason is not None:
+                protocol.send(sock, {"op": "refused", "id": message["id"], "reason": reason})
+                _close(fds)
+                continue
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                return child.become_job(message, fds, startup, [sock.fileno(), *jobs])
+            _close(fds)
+            jobs[os.pidfd_open(pid)] = pid
+            protocol.send(sock, {"op": "forked", "id": message["id"], "pid": pid})
+        else:
+            _close(fds)
+
+
+def _wanted(message: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    return [(str(name), [str(a) for a in attributes]) for name, attributes in message["modules"]]
+
+
+def _ready(done: Preloaded) -> dict[str, Any]:
+    return {
+        "op": "ready",
+        "loaded": done.loaded,
+        "skipped": done.skipped,
+        "unsafe": done.unsafe,
+        "culprit": done.culprit,
+        "rss_mb": _rss_mb(),
+        "watch": _watched(done.loaded),
+    }
+
+
+def _report_exit(sock: socket.socket, pid: int, pidfd: int) -> None:
+    os.close(pidfd)
+    try:
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+    except ChildProcessError:
+        code = -signal.SIGKILL
+    with contextlib.suppress(OSError):
+        protocol.send(sock, {"op": "exit", "pid": pid, "returncode": code})
+
+
+def _watched(loaded: list[str]) -> list[str]:
+    """Paths whose change means a preloaded module may be stale: each library folder, and
+    each preloaded package's folder and first file (an install or upgrade touches them)."""
+    paths = list(library_roots([]))
+    for name in loaded:
+        module = sys.modules.get(name.partition(".")[0])
+        origin = getattr(module, "__file__", None)
+        if origin:
+            paths += [origin, os.path.dirname(origin)]
+    return list(dict.fromkeys(paths))
+
+
+def _rss_mb() -> float | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)

@@ -1,0 +1,116 @@
+"""What a warm start must never get wrong: stale packages, threads before the fork,
+processes left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from pytest_lsp import LanguageClient
+
+from tests.support.server import collect_run_changes, execute, final, wait_for
+from tests.warm.support import SCRIPT, run, run_until_warm
+
+pytestmark = pytest.mark.asyncio
+
+
+def library(root: Path, name: str, source: str) -> dict[str, str]:
+    """An installed library outside the workspace, on the job's path."""
+    (root / name).mkdir(parents=True, exist_ok=True)
+    (root / name / "__init__.py").write_text(source)
+    return {"PYTHONPATH": str(root)}
+
+
+async def test_a_package_changed_between_runs_is_seen_by_the_next(
+    client: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    changes = collect_run_changes(client)
+    script = workspace / "train.py"
+    script.write_text(SCRIPT)
+    mark = workspace / "mark.json"
+    env = library(tmp_path / "site", "fakelib", "VALUE = 1\n")
+    _, seen = await run_until_warm(client, changes, script, mark, env=env)
+    assert seen["value"] == 1 and seen["preloaded"] == ["fakelib"]
+    library(tmp_path / "site", "fakelib", "VALUE = 2  # upgraded\n")
+    _, seen = await run(client, changes, script, mark, env=env)
+    assert seen["value"] == 2
+    _, seen = await run_until_warm(client, changes, script, mark, env=env)
+    assert seen["value"] == 2 and seen["preloaded"] == ["fakelib"]
+
+
+async def test_a_library_that_starts_a_thread_at_import_is_never_preloaded(
+    client: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    changes = collect_run_changes(client)
+    script = workspace / "train.py"
+    script.write_text(SCRIPT)
+    mark = workspace / "mark.json"
+    source = (
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+    )
+    env = library(tmp_path / "site", "threadlib", source)
+    first, _ = await run(client, changes, script, mark, env=env)
+    # The warm process prepared after the first run imported threadlib: not safe to fork.
+    second, seen = await run(client, changes, script, mark, env=env)
+    assert not seen["warm"]
+    ended, seen = await run_until_warm(client, changes, script, mark, env=env)
+    assert seen["preloaded"] == []  # the job imported it itself
+    assert [r["status"] for r in (first, second, ended)] == ["passed"] * 3
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                members.append(int(entry))
+    return members
+
+
+@pytest.mark.parametrize("how", ["cancel", "SIGKILL"])
+async def test_a_warm_job_cancelled_or_killed_leaves_nothing_behind(
+    client: LanguageClient, workspace: Path, how: str
+) -> None:
+    changes = collect_run_changes(client)
+    script = workspace / "train.py"
+    script.write_text(SCRIPT)
+    mark = workspace / "mark.json"
+    await run_until_warm(client, changes, script, mark)
+    pid_file = workspace / "pid"
+    slow = SCRIPT.replace(
+        '    print("hello',
+        f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n    print(\"hello",
+    )
+    script.write_text(slow)
+    answer = await execute(
+        client,
+        "quickdev.startJob",
+        {"script": str(script), "args": ["--mark", str(mark), "--delay", "5"]},
+    )
+    pid = int(await wait_for(lambda: pid_file.exists() and pid_file.read_text(), "the job's pid"))
+    if how == "cancel":
+        assert (await execute(client, "quickdev.cancelJob", {"runId": answer["runId"]}))[
+            "cancelled"
+        ]
+    else:
+        os.killpg(pid, signal.SIGKILL)
+    ended = await wait_for(lambda: final(changes, answer["runId"]), "the run to end")
+    assert ended["status"] == ("cancelled" if how == "cancel" else "killed")
+    await wait_for(lambda: not alive(pid) and not group_members(pid), "the job's processes to go")
+    await asyncio.sleep(0)
