@@ -19,6 +19,9 @@ NEUTRAL_CWD = os.path.abspath(os.sep)
 # The directory holding a debugpy the job may fall back on when the user's own
 # environment has none (the extension bundles one); it is added last to sys.path.
 DEBUGPY_PATH_ENV = "QUICKDEV_DEBUGPY_PATH"
+# "PID:START" of the language server that started a job (``process_token``): the job ends
+# itself once that process is gone, so a killed editor leaves no training behind.
+SERVER_PROCESS_ENV = "QUICKDEV_SERVER_PROCESS"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -68,3 +71,17 @@ def same_process(pid: object, start: object) -> bool:
         return True
     now = start_ticks(pid)
     return now is None or now == start
+
+
+def process_token(pid: int) -> str:
+    """``PID:START``: names one process for as long as it runs, unlike a bare PID."""
+    start = start_ticks(pid)
+    return f"{pid}:{'' if start is None else start}"
+
+
+def parse_process_token(text: str) -> tuple[int, int | None] | None:
+    """The (pid, start) of a ``process_token``; None for anything else."""
+    pid, sep, start = text.partition(":")
+    if not sep or not pid.isdigit() or not (start == "" or start.isdigit()):
+        return None
+    return int(pid), int(start) if start else None

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import quickdev
-from quickdev.processes import DEBUGPY_PATH_ENV
+from quickdev.processes import DEBUGPY_PATH_ENV, SERVER_PROCESS_ENV, process_token
 from quickdev.rundir.ids import create_run_dir, new_run_id
 from quickdev.rundir.layout import DEBUGPY_FILE, LAUNCH_LOG, PROGRESS_FILE
 from quickdev.rundir.result import JobResult
@@ -152,6 +152,8 @@ def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     if debugpy is not None and debugpy.origin:
         env[DEBUGPY_PATH_ENV] = str(Path(debugpy.origin).parent.parent)
     env["PYTHONUNBUFFERED"] = "1"
+    # The job ends itself when this server is gone (quickdev.job.signals).
+    env[SERVER_PROCESS_ENV] = process_token(os.getpid())
     return env
 
 
