@@ -85,3 +85,39 @@ def parse_process_token(text: str) -> tuple[int, int | None] | None:
     if not sep or not pid.isdigit() or not (start == "" or start.isdigit()):
         return None
     return int(pid), int(start) if start else None
+
+
+def group_alive(pgid: int, leader_start: int | None) -> bool:
+    """Whether process group ``pgid``, led by the process that started at ``leader_start``
+    ticks, still has members.
+
+    While the leader runs, its start time tells it from a reused PID. Once it ended, the
+    kernel hands its PID out again only after the last member of its group ended, so a
+    group that still answers under that number is the same group.
+    """
+    if pgid <= 0 or (pid_alive(pgid) and not same_process(pgid, leader_start)):
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return _has_running_member(pgid)
+
+
+def _has_running_member(pgid: int) -> bool:
+    """Whether a member of the group is more than a zombie (killed, not yet reaped by
+    whoever adopted it); without /proc, the group's existence is all we know."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{name}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False

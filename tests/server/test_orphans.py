@@ -169,6 +169,7 @@ async def test_a_new_server_lists_and_cancels_a_run_it_did_not_start(
     )  # fmt: skip
     try:
         job_pid, child_pid = await wait_for(lambda: read_pids(pid_file), "the job's pids")
+        assert job_pid == job.pid
         listed = await execute(client, "quickdev.listRuns", {})
         (summary,) = [r for r in listed["runs"] if r["runId"] == "elsewhere"]
         assert summary["status"] == "running"

@@ -32,6 +32,7 @@ from quickdev.options import RunOptions
 from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
+from quickdev.rundir.process import write_process_record
 from quickdev.rundir.result import ErrorInfo, JobResult, Limits
 
 log = logging.getLogger(__name__)
@@ -145,6 +146,7 @@ def _run_with_limits(
     exit_code = EXIT_FAILED
     try:
         if not in_process:
+            write_process_record(run_dir)
             signals.install_kill_handlers(patcher)
             output_tee.install(patcher, run_dir)
         budget.start()
