@@ -53,14 +53,17 @@ def read_process_records(run_dir: Path) -> list[ProcessRecord]:
             continue
         if not isinstance(data, dict):
             continue
-        pid, start, pgid = data.get("pid"), data.get("start"), data.get("pgid")
-        if _whole(pid) and _whole(pgid) and (start is None or _whole(start)):
+        pid, start, pgid = (_whole(data.get(key)) for key in ("pid", "start", "pgid"))
+        if pid is not None and pgid is not None:
             records.append(ProcessRecord(pid, start, pgid))
     return records
 
 
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+def _whole(value: object) -> int | None:
+    """A positive int, else None (bool is no int in JSON)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
 
 
 def run_alive(run_dir: Path) -> bool | None:
