@@ -14,7 +14,9 @@ from pathlib import Path
 
 from quickdev.processes import group_alive, same_process, start_ticks
 from quickdev.rundir.jsonio import write_json
-from quickdev.rundir.layout import PROCESS_FILE
+from quickdev.rundir.layout import ATTACH_FILE, PROCESS_FILE
+
+NO_GROUP = 0  # a record without a process group: only its process is signalled
 
 
 @dataclass(frozen=True)
@@ -44,9 +46,16 @@ def write_process_record(run_dir: Path) -> None:
 
 
 def read_process_records(run_dir: Path) -> list[ProcessRecord]:
-    """The records of the run and of its ranks' directories; unreadable ones are skipped."""
+    """The records of the run and of its ranks' directories; unreadable ones are skipped.
+
+    A job of an earlier version recorded only ``attach.json`` (its pid and start): that
+    process alone, never a group, is the run's.
+    """
+    paths = [run_dir / PROCESS_FILE, *sorted(run_dir.glob(f"*/{PROCESS_FILE}"))]
+    if not paths[0].exists():
+        paths.append(run_dir / ATTACH_FILE)
     records = []
-    for path in [run_dir / PROCESS_FILE, *sorted(run_dir.glob(f"*/{PROCESS_FILE}"))]:
+    for path in paths:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -54,8 +63,8 @@ def read_process_records(run_dir: Path) -> list[ProcessRecord]:
         if not isinstance(data, dict):
             continue
         pid, start, pgid = (_whole(data.get(key)) for key in ("pid", "start", "pgid"))
-        if pid is not None and pgid is not None:
-            records.append(ProcessRecord(pid, start, pgid))
+        if pid is not None:
+            records.append(ProcessRecord(pid, start, pgid or NO_GROUP))
     return records
 
 
