@@ -26,6 +26,12 @@ export function withProfilerPlugin(url: string): string {
   return url.includes("#") ? url : `${url}#pytorch_profiler`;
 }
 
+/**
+ * The frame's sandbox: TensorBoard needs its scripts and its own origin (its API calls,
+ * the Trace view's inner frame); it gets no popups, top navigation, forms or downloads.
+ */
+export const FRAME_SANDBOX = "allow-scripts allow-same-origin";
+
 export function originOf(url: string): string {
   return new URL(url).origin;
 }
@@ -55,7 +61,7 @@ iframe { border: 0; width: 100%; height: 100%; background: white; }
 </style>
 </head>
 <body>
-<iframe id="tensorboard" title="TensorBoard" src="${escape(frameUrl)}"></iframe>
+<iframe id="tensorboard" title="TensorBoard" sandbox="${FRAME_SANDBOX}" src="${escape(frameUrl)}"></iframe>
 <script nonce="${nonce}">
 (function () {
   const vscode = acquireVsCodeApi();
@@ -69,6 +75,7 @@ iframe { border: 0; width: 100%; height: 100%; background: white; }
       const fresh = document.createElement("iframe");
       fresh.id = "tensorboard";
       fresh.title = "TensorBoard";
+      fresh.setAttribute("sandbox", ${JSON.stringify(FRAME_SANDBOX)});
       fresh.src = frameUrl;
       old.replaceWith(fresh);
       return;

@@ -226,6 +226,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--wait-for-client", action="store_true", help="wait for the debugger before running"
     )
     dbg.add_argument(
+        "--client-timeout",
+        type=_seconds,
+        default=RunOptions.client_timeout_s,
+        metavar="SECONDS",
+        help="with --wait-for-client: stop if no debugger attached by then (default %(default)s)",
+    )
+    dbg.add_argument(
         "--debug-rank",
         type=_non_negative_int,
         metavar="R",
@@ -320,6 +327,7 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         sample_interval_s=ns.sample_interval if ns.sample_interval > 0 else None,
         listen=ns.listen,
         wait_for_client=ns.wait_for_client,
+        client_timeout_s=ns.client_timeout,
         print_json=ns.json,
         no_limits=ns.no_limits,
         keep_outputs=ns.keep_outputs,

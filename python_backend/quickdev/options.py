@@ -58,6 +58,7 @@ class RunOptions:
     sample_interval_s: float | None = 0.5  # CPU/GPU/memory sampler; None switches it off
     listen: tuple[str, int] | None = None  # debugpy address, started by the job itself
     wait_for_client: bool = False
+    client_timeout_s: float = 300.0  # with wait_for_client: give up (stopped) after this long
     print_json: bool = False
     no_limits: bool = False
     # The job's files stay where it writes them; the file journal is off (said in the result).

@@ -19,6 +19,9 @@ NEUTRAL_CWD = os.path.abspath(os.sep)
 # The directory holding a debugpy the job may fall back on when the user's own
 # environment has none (the extension bundles one); it is added last to sys.path.
 DEBUGPY_PATH_ENV = "QUICKDEV_DEBUGPY_PATH"
+# "PID:START" of the language server that started a job (``process_token``): the job ends
+# itself once that process is gone, so a killed editor leaves no training behind.
+SERVER_PROCESS_ENV = "QUICKDEV_SERVER_PROCESS"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -68,3 +71,53 @@ def same_process(pid: object, start: object) -> bool:
         return True
     now = start_ticks(pid)
     return now is None or now == start
+
+
+def process_token(pid: int) -> str:
+    """``PID:START``: names one process for as long as it runs, unlike a bare PID."""
+    start = start_ticks(pid)
+    return f"{pid}:{'' if start is None else start}"
+
+
+def parse_process_token(text: str) -> tuple[int, int | None] | None:
+    """The (pid, start) of a ``process_token``; None for anything else."""
+    pid, sep, start = text.partition(":")
+    if not sep or not pid.isdigit() or not (start == "" or start.isdigit()):
+        return None
+    return int(pid), int(start) if start else None
+
+
+def group_alive(pgid: int, leader_start: int | None) -> bool:
+    """Whether process group ``pgid``, led by the process that started at ``leader_start``
+    ticks, still has members.
+
+    While the leader runs, its start time tells it from a reused PID. Once it ended, the
+    kernel hands its PID out again only after the last member of its group ended, so a
+    group that still answers under that number is the same group.
+    """
+    if pgid <= 0 or (pid_alive(pgid) and not same_process(pgid, leader_start)):
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return _has_running_member(pgid)
+
+
+def _has_running_member(pgid: int) -> bool:
+    """Whether a member of the group is more than a zombie (killed, not yet reaped by
+    whoever adopted it); without /proc, the group's existence is all we know."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{name}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False

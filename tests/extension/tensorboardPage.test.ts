@@ -35,7 +35,12 @@ test("the page's CSP allows only the TensorBoard origin as a frame and only its 
     csp,
     "default-src 'none'; frame-src http://127.0.0.1:8080; style-src 'nonce-N0NCE'; script-src 'nonce-N0NCE'",
   );
-  assert.match(html, /<iframe id="tensorboard" title="TensorBoard" src="http:\/\/127\.0\.0\.1:8080\/proxy\/6006\/#pytorch_profiler">/);
+  assert.match(
+    html,
+    /<iframe id="tensorboard" title="TensorBoard" sandbox="allow-scripts allow-same-origin" src="http:\/\/127\.0\.0\.1:8080\/proxy\/6006\/#pytorch_profiler">/,
+  );
+  // The refreshed frame is sandboxed the same way.
+  assert.match(html, /fresh\.setAttribute\("sandbox", "allow-scripts allow-same-origin"\);/);
   assert.match(html, /const embeddedOrigin = "http:\/\/127\.0\.0\.1:8080";/);
   // Every script tag carries the nonce.
   assert.equal((html.match(/<script/g) ?? []).length, (html.match(/<script nonce="N0NCE">/g) ?? []).length);

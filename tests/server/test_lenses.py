@@ -174,6 +174,37 @@ async def test_fifty_thousand_line_file(client: LanguageClient, workspace: Path)
     assert {lens.range.start.line for lens in found} == {text.count("\n") - 2}
 
 
+async def test_other_requests_are_answered_while_a_huge_file_is_analysed(
+    client: LanguageClient, workspace: Path
+) -> None:
+    """The first analysis of a generated 50,000-line file takes about a second; meanwhile
+    the server answers the editor's other requests (lenses for the file being edited)."""
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(17_000))
+    text = body + "\nif __name__ == '__main__':\n    f1(1)\n"
+    huge = open_document(client, workspace / "generated.py", text)
+    small = open_document(client, workspace / "train lit.py")
+    answered: list[str] = []
+    pending = asyncio.ensure_future(lenses(client, huge))
+    pending.add_done_callback(lambda _: answered.append("huge"))
+    await asyncio.sleep(0)  # the huge file's request goes out first
+    assert await lenses(client, small)
+    answered.append("small")
+    assert len(await pending) == 3
+    assert answered == ["small", "huge"]
+
+
+async def test_a_file_over_the_bound_gets_no_lenses(
+    client: LanguageClient, workspace: Path
+) -> None:
+    from quickdev.server.documents import MAX_DOCUMENT_CHARS
+
+    line = "x = 1  # generated\n"
+    text = "if __name__ == '__main__':\n    pass\n" + line * (MAX_DOCUMENT_CHARS // len(line))
+    started = time.monotonic()
+    assert await lenses(client, open_document(client, workspace / "data.py", text)) == []
+    assert time.monotonic() - started < 30
+
+
 async def test_bad_settings_are_reported_not_fatal(client: LanguageClient, workspace: Path) -> None:
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"quickdev": {"batches": "many"}})

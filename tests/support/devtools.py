@@ -68,11 +68,13 @@ class Browser:
         self._receive = os.fdopen(answers_r, "rb", buffering=0)
         self._buffer = b""
         self._last_id = 0
+        self.events: list[dict[str, Any]] = []  # what Chromium reported, oldest first
         targets = self.call("Target.getTargets")["targetInfos"]
         page = next(t for t in targets if t["type"] == "page")
         attached = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)
         self._session: str = attached["sessionId"]
         self.page("Page.enable")
+        self.page("Network.enable")
 
     def call(self, method: str, session: str | None = None, **params: Any) -> Any:
         self._last_id += 1
@@ -88,7 +90,9 @@ class Browser:
                 self._buffer += chunk
             raw, self._buffer = self._buffer.split(b"\0", 1)
             answer = json.loads(raw)
-            if answer.get("id") == self._last_id:
+            if "method" in answer:
+                self.events.append(answer)
+            elif answer.get("id") == self._last_id:
                 if "error" in answer:
                     raise RuntimeError(f"{method}: {answer['error']}")
                 return answer["result"]
@@ -110,6 +114,15 @@ class Browser:
         if "exceptionDetails" in result:
             raise RuntimeError(result["exceptionDetails"].get("exception", result))
         return result["result"].get("value")
+
+    def requested_urls(self) -> list[str]:
+        """Every URL the pages asked for since the browser started, frames included."""
+        self.js("0")  # read what arrived so far
+        return [
+            e["params"]["request"]["url"]
+            for e in self.events
+            if e["method"] == "Network.requestWillBeSent"
+        ]
 
     def screenshot(self, path: Path) -> None:
         data = self.page("Page.captureScreenshot", format="png")["data"]

@@ -23,6 +23,27 @@ def test_the_run_is_listed_with_its_views(
     assert {"Overview", "Operator", "Trace", "Memory", "Module"} <= set(views)
 
 
+def test_traces_are_parsed_without_forking_the_server(
+    example_server: TensorBoardServer, example_run_name: str
+) -> None:
+    """A fork of TensorBoard's threaded process can inherit a held lock and hang: the
+    plugin's cache and trace parsing stay in the server process."""
+    import psutil
+
+    poll("the run to be listed", lambda: example_run_name in listed_runs(example_server))
+    server = psutil.Process(example_server.pid)
+    # Only TensorBoard's own data server, a program of its own (fork and exec), may run.
+    forks = []
+    for child in server.children(recursive=True):
+        try:
+            command = child.cmdline()
+        except psutil.ZombieProcess:
+            command = ["(a fork that ended: a trace parser)"]
+        if command == server.cmdline() or "data_server" not in " ".join(command):
+            forks.append(command)
+    assert forks == []
+
+
 def test_every_view_answers_for_the_run(
     example_server: TensorBoardServer, example_run_name: str
 ) -> None:

@@ -7,9 +7,14 @@ Screenshots of each view are kept under tests/artifacts/.
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
+import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from quickdev.tensorboard.manager import TensorBoardServer
@@ -102,3 +107,60 @@ def test_trace_view_loads_the_trace(plugin_page: Browser) -> None:
     assert max(slices) > 100, "the training thread's operators and Python frames"
     keep(plugin_page, "Trace")
     assert plugin_page.js("window.__pageErrors") == []
+
+
+def test_pages_load_nothing_from_the_internet(plugin_page: Browser) -> None:
+    """Code from a CDN would run in the origin the editor trusts to open source files
+    (and a training machine often has no internet): every view is served locally."""
+    choose_view(plugin_page, "Overview", "Trace")
+    poll("the trace viewer to load the trace", lambda: plugin_page.js(TRACE_THREADS))
+    urls = plugin_page.requested_urls()
+    assert any(url.endswith("trace_embedding.html") for url in urls), urls
+    remote = [
+        url
+        for url in urls
+        if urlsplit(url).scheme not in ("data", "blob", "about")
+        and urlsplit(url).hostname not in ("127.0.0.1", "localhost")
+    ]
+    assert remote == []
+
+
+def test_the_plugin_works_in_the_editor_s_sandboxed_frame(
+    example_server: TensorBoardServer, example_run_name: str, tmp_path: Path
+) -> None:
+    """The webview frames TensorBoard with the sandbox the extension declares."""
+    source = (REPO / "extension" / "tensorboardPage.ts").read_text()
+    match = re.search(r'FRAME_SANDBOX = "([^"]*)"', source)
+    assert match is not None
+    poll("the run to be listed", lambda: example_run_name in listed_runs(example_server))
+    frame = example_server.url + PLUGIN + "index.html"
+    (tmp_path / "host.html").write_text(
+        f'<iframe sandbox="{match[1]}" src="{frame}" style="width:1400px;height:900px"></iframe>'
+    )
+    # The host on another port of the same address: another origin, as the webview is,
+    # and the same site, so the frame stays in the page's process where it can be read.
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    host = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=host.serve_forever, daemon=True).start()
+    browser = Browser(tmp_path / "profile")
+    try:
+        browser.goto(f"http://127.0.0.1:{host.server_address[1]}/host.html")
+
+        def frame_text() -> str:
+            tree = browser.page("Page.getFrameTree")["frameTree"]
+            children = tree.get("childFrames") or []
+            if not children:
+                return ""
+            world = browser.page("Page.createIsolatedWorld", frameId=children[0]["frame"]["id"])
+            result = browser.page(
+                "Runtime.evaluate",
+                expression="document.body ? document.body.innerText : ''",
+                contextId=world["executionContextId"],
+                returnByValue=True,
+            )
+            return str(result["result"].get("value", ""))
+
+        poll("the overview in the sandboxed frame", lambda: "Step Time Breakdown" in frame_text())
+    finally:
+        browser.close()
+        host.shutdown()

@@ -27,6 +27,9 @@ from quickdev.analysis.source import split_lines
 _BLOCK = 128
 # A region starting with these may belong to the statement before it: parse the whole file.
 _CONTINUATIONS = ("else", "elif", "except", "finally", "case")
+# A full parse of about 25 ms: how long the GIL is held at a time by a large parse.
+_PARSE_BLOCK_LINES = 1000
+_NOT_A_START = ("", " ", "\t", "\r", "\n", "\f", "#", ")", "]", "}")
 
 
 @dataclass(slots=True)
@@ -93,7 +96,7 @@ class IncrementalAnalyzer:
             middle = unparsed(pending=True)
         else:
             try:
-                middle = _parse_chunks("".join(region), start)
+                middle = _parse_blocks(region, start)
             except (SyntaxError, ValueError) as exc:
                 if not _may_join_neighbours(region):
                     middle = unparsed(pending=False, error=_describe(exc, start))
@@ -120,7 +123,7 @@ class IncrementalAnalyzer:
                 continue
             region = lines[c.start : c.end]
             try:
-                chunks.extend(_parse_chunks("".join(region), c.start))
+                chunks.extend(_parse_blocks(region, c.start))
             except (SyntaxError, ValueError) as exc:
                 if _may_join_neighbours(region):
                     self._reparse_all(lines)
@@ -154,7 +157,7 @@ class IncrementalAnalyzer:
 
     def _reparse_all(self, lines: list[str]) -> None:
         try:
-            self._chunks = _parse_chunks("".join(lines), 0)
+            self._chunks = _parse_blocks(lines, 0)
         except (SyntaxError, ValueError) as exc:
             stale = tuple(g for c in self._chunks for g in c.good_chunks())
             self._chunks = [_Chunk(0, len(lines), None, stale, False, _describe(exc, 0))]
@@ -177,6 +180,50 @@ def _moved(chunk: _Chunk, q: int, delta: int) -> _Chunk:
         return chunk
     facts = shift_facts(chunk.facts, q - chunk.start, delta)
     return replace(chunk, end=chunk.end + delta, facts=facts)
+
+
+def _parse_blocks(lines: list[str], offset: int) -> list[_Chunk]:
+    """The statements of ``lines``, parsed about ``_PARSE_BLOCK_LINES`` at a time.
+
+    ``ast.parse`` holds the GIL throughout: one call on a 50,000-line file stops every
+    other thread of the server, its event loop included, for a second. Blocks that start
+    at column 0 after complete statements give the same tree as one parse (the argument
+    of ``update``), and the GIL is free between them. A block that does not parse on its
+    own (a boundary inside a string, or a real error) is doubled until it does; its error,
+    at the end, is reported at the file's line numbers.
+    """
+    chunks: list[_Chunk] = []
+    start, n = 0, len(lines)
+    while start < n:
+        size = _PARSE_BLOCK_LINES
+        while True:
+            end = _next_boundary(lines, start + size)
+            try:
+                chunks.extend(_parse_chunks("".join(lines[start:end]), offset + start))
+                break
+            except SyntaxError as exc:
+                if end >= n:
+                    if exc.lineno is not None:
+                        exc.lineno += start
+                    raise
+                size *= 2
+        start = end
+    return chunks
+
+
+def _next_boundary(lines: list[str], i: int) -> int:
+    """The first line at or after ``i`` that may start a statement of its own."""
+    while i < len(lines):
+        line = lines[i]
+        if (
+            line[:1] not in _NOT_A_START
+            and line.split(maxsplit=1)[0].rstrip(":") not in _CONTINUATIONS
+            and not lines[i - 1].startswith("@")
+            and not lines[i - 1].rstrip().endswith("\\")
+        ):
+            return i
+        i += 1
+    return len(lines)
 
 
 def _parse_chunks(text: str, offset: int) -> list[_Chunk]:

@@ -21,12 +21,14 @@ import types
 from pathlib import Path
 from typing import Any
 
+from quickdev.limits.budget import StopJob
 from quickdev.processes import DEBUGPY_PATH_ENV
 from quickdev.rundir.jsonio import write_json
 from quickdev.rundir.layout import DEBUGPY_FILE
 
 log = logging.getLogger(__name__)
 
+NO_CLIENT = "no debugger attached"  # the stop reason of a job that waited in vain
 _lock = threading.Lock()
 _listening: tuple[str, int] | None = None
 
@@ -36,13 +38,17 @@ class DebuggerError(RuntimeError):
 
 
 def start_debugger(
-    listen: tuple[str, int], wait_for_client: bool, run_dir: Path
+    listen: tuple[str, int],
+    wait_for_client: bool,
+    run_dir: Path,
+    client_timeout_s: float | None = None,
 ) -> tuple[str, int]:
     """Listen for a debugger on ``listen`` (port 0: a free port) and record the address.
 
     Returns the (host, port) debugpy really listens on. With ``wait_for_client`` it
     returns only once a client has attached and finished its configuration, so
-    breakpoints set by that client are already in place.
+    breakpoints set by that client are already in place; after ``client_timeout_s``
+    without one it raises StopJob (``NO_CLIENT``) rather than hold the job forever.
     """
     global _listening
     # pydevd warns on every start that frozen stdlib modules may hide breakpoints; they
@@ -71,8 +77,24 @@ def start_debugger(
         address = _listening
     write_debugpy_file(run_dir, address)
     if wait_for_client:
-        debugpy.wait_for_client()
+        _wait_for_client(debugpy, client_timeout_s)
     return address
+
+
+def _wait_for_client(debugpy: Any, timeout_s: float | None) -> None:
+    timer = None
+    if timeout_s is not None:
+        timer = threading.Timer(timeout_s, debugpy.wait_for_client.cancel)
+        timer.daemon = True
+        timer.start()
+    try:
+        debugpy.wait_for_client()
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if not debugpy.is_client_connected():
+        log.warning("no debugger attached within %s s; stopping the job", timeout_s)
+        raise StopJob(NO_CLIENT)
 
 
 def _import_debugpy() -> Any:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
@@ -31,6 +33,7 @@ from quickdev.options import RunOptions, resolve_budgets
 from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
+from quickdev.rundir.process import write_process_record
 from quickdev.rundir.result import ErrorInfo, JobResult, Limits
 from quickdev.rundir.retention import prune_runs
 
@@ -143,6 +146,7 @@ def _run_with_limits(
     in_process: bool,
 ) -> int:
     """Everything after the run directory exists; returns the exit code."""
+    started = time.perf_counter()
     hub = EventHub()
     budget = Budget(resolve_budgets(options))
     progress = ProgressWriter(run_dir)
@@ -150,15 +154,21 @@ def _run_with_limits(
     exit_code = EXIT_FAILED
     try:
         if not in_process:
+            write_process_record(run_dir)
             signals.install_kill_handlers(patcher)
             output_tee.install(patcher, run_dir)
         budget.start()
         signals.install_timeout_alarm(budget, patcher)
         if not in_process:
             cancel_hard_stop = signals.start_hard_stop(
-                budget, lambda: _hard_stop(options, run_dir, result, recorder)
+                budget,
+                lambda: _hard_stop(options, run_dir, result, recorder, TIMEOUT_STOP, started),
             )
             patcher.on_undo(cancel_hard_stop)
+            stop_watchdog = signals.start_server_watchdog(
+                lambda: _hard_stop(options, run_dir, result, recorder, SERVER_GONE_STOP, started)
+            )
+            patcher.on_undo(stop_watchdog)
         progress.write()
         _import_heavy_modules(options, target)
 
@@ -186,7 +196,7 @@ def _run_with_limits(
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
         result.stop_advice = advice_for(stop.reason, target, options.batches)
     except JobKilled as killed:
-        result.status, result.stop_reason = "killed", f"signal {killed}"
+        result.status, result.stop_reason = "killed", killed.reason
         exit_code = 128 + killed.signum
     except SystemExit as exc:
         exit_code = _record_exit(result, exc)
@@ -213,28 +223,52 @@ def _run_with_limits(
     return exit_code
 
 
+@dataclass(frozen=True)
+class HardStop:
+    """How a job that did not unwind when asked is recorded as it is ended."""
+
+    status: Literal["stopped", "killed"]
+    reason: str
+    exit_code: int
+    message: str
+
+
+TIMEOUT_STOP = HardStop(
+    "stopped", "timeout", EXIT_PASSED, "stopped at the timeout; the script did not respond"
+)
+SERVER_GONE_STOP = HardStop(
+    "killed",
+    signals.SERVER_GONE,
+    128 + signal.SIGTERM,
+    "the language server that started this job is gone; the script did not respond",
+)
+
+
 def _hard_stop(
-    options: RunOptions, run_dir: Path, result: JobResult, recorder: Recorder | None
+    options: RunOptions,
+    run_dir: Path,
+    result: JobResult,
+    recorder: Recorder | None,
+    stop: HardStop,
+    started: float,
 ) -> None:
-    """The script ignored the timeout (stuck in native code): record, report, end the process."""
-    log.warning("the script did not stop after the timeout; ending the process")
-    result.status, result.stop_reason = "stopped", "timeout"
+    """The script ignored the request to end (stuck in native code): record, report, end
+    the process."""
+    log.warning("the script did not stop (%s); ending the process", stop.reason)
+    result.status, result.stop_reason = stop.status, stop.reason
     _end_limits(result, recorder)
     _copy_recorded(result, recorder)
-    result.duration_s = round((options.timeout_s or 0) + signals.HARD_STOP_GRACE_S, 3)
+    result.duration_s = round(time.perf_counter() - started, 3)
     result.peak_rss_mb = _peak_rss_mb()
     result.write(run_dir)
     stderr = sys.__stderr__ or sys.stderr
-    stderr.write(
-        f"quickdev: stopped at the timeout; the script did not respond, so the process was "
-        f"ended (run dir: {run_dir})\n"
-    )
+    stderr.write(f"quickdev: {stop.message}, so the process was ended (run dir: {run_dir})\n")
     stderr.flush()
     if options.print_json:
         out = sys.__stdout__ or sys.stdout
         out.write(json.dumps(result.to_dict(), default=str) + "\n")
         out.flush()
-    os._exit(EXIT_PASSED)
+    os._exit(stop.exit_code)
 
 
 def _end_limits(result: JobResult, recorder: Recorder | None) -> None:
@@ -307,7 +341,7 @@ def _start_debug_hooks(options: RunOptions, run_dir: Path, in_process: bool) -> 
     if options.listen is not None:
         from quickdev.job.debugger import start_debugger
 
-        start_debugger(options.listen, options.wait_for_client, run_dir)
+        start_debugger(options.listen, options.wait_for_client, run_dir, options.client_timeout_s)
 
 
 def _log_to(run_dir: Path) -> logging.Handler:

@@ -6,6 +6,8 @@ around the training loop cannot swallow them.
 
 from __future__ import annotations
 
+import logging
+import os
 import signal
 import threading
 import time
@@ -15,14 +17,23 @@ from typing import Any
 
 from quickdev.limits.budget import Budget, StopJob
 from quickdev.limits.patching import Patcher
+from quickdev.processes import SERVER_PROCESS_ENV, parse_process_token, same_process
+
+log = logging.getLogger(__name__)
+
+SERVER_GONE = "server gone"  # the stop reason of a job whose language server died
+SERVER_POLL_S = 0.5
+# Why this process sent itself a signal, for the handler to record instead of the signal.
+_own_reasons: dict[int, str] = {}
 
 
 class JobKilled(BaseException):
-    """SIGTERM or SIGINT arrived; the job ends as ``killed``."""
+    """SIGTERM or SIGINT arrived; the job ends as ``killed``, ``reason`` saying why."""
 
-    def __init__(self, signum: int) -> None:
+    def __init__(self, signum: int, reason: str | None = None) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        self.reason = reason or f"signal {signal.Signals(signum).name}"
 
 
 def _in_main_thread() -> bool:
@@ -68,6 +79,34 @@ def start_hard_stop(budget: Budget, on_expiry: Callable[[], None]) -> Callable[[
     return timer.cancel
 
 
+def start_server_watchdog(on_unresponsive: Callable[[], None]) -> Callable[[], None]:
+    """End the job as killed (``SERVER_GONE``) once the language server that started it is
+    gone, killed or crashed: nobody would see or cancel the run any more.
+
+    The job is ended the way a cancel ends it (SIGTERM, turned into JobKilled); a script
+    stuck in native code gets ``HARD_STOP_GRACE_S``, then ``on_unresponsive`` runs. A job
+    started from a terminal has no server to watch. Returns the function that stops it.
+    """
+    owner = parse_process_token(os.environ.get(SERVER_PROCESS_ENV, ""))
+    if owner is None:
+        return lambda: None
+    stopped = threading.Event()
+
+    def watch() -> None:
+        while not stopped.wait(SERVER_POLL_S):
+            if same_process(*owner):
+                continue
+            log.warning("the language server (pid %d) is gone; ending the job", owner[0])
+            _own_reasons[signal.SIGTERM] = SERVER_GONE
+            os.kill(os.getpid(), signal.SIGTERM)
+            if not stopped.wait(HARD_STOP_GRACE_S):
+                on_unresponsive()
+            return
+
+    threading.Thread(target=watch, name="quickdev-server-watchdog", daemon=True).start()
+    return stopped.set
+
+
 def cancel_timeout_alarm() -> None:
     if _in_main_thread() and hasattr(signal, "setitimer"):
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -79,7 +118,7 @@ def install_kill_handlers(patcher: Patcher) -> None:
         return
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        raise JobKilled(signum)
+        raise JobKilled(signum, _own_reasons.pop(signum, None))
 
     install_signal_handler(patcher, (signal.SIGTERM, signal.SIGINT), on_signal)
 

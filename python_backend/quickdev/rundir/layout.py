@@ -18,6 +18,10 @@ DEBUGPY_FILE = "debugpy.json"  # {"host": str, "port": int, "pid": int}, once de
 # {"pid": int, "start": int (ticks since boot, /proc/PID/stat field 22), "signal": "SIGUSR1"}:
 # the job accepts a debugger; a PID whose start differs is another process now.
 ATTACH_FILE = "attach.json"
+# {"pid": int, "start": int, "pgid": int}: the process writing this run (a job, a rank, a
+# torchrun parent), written first; tells a live run from a reused PID and which process
+# group to end when the run is cancelled, by any server.
+PROCESS_FILE = "process.json"
 LOG_FILE = "job.log"  # the job's own log (not the script's output)
 STDOUT_FILE = "output.log"  # the script's stdout and stderr, as the terminal saw them
 LAUNCH_LOG = "launch.log"  # what the language server saw of the job process's start

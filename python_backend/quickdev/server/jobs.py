@@ -14,7 +14,6 @@ import contextlib
 import importlib.util
 import os
 import re
-import signal
 import subprocess
 import threading
 import time
@@ -24,13 +23,15 @@ from pathlib import Path
 from typing import IO, Any, Literal, Protocol
 
 import quickdev
-from quickdev.processes import DEBUGPY_PATH_ENV
+from quickdev.processes import DEBUGPY_PATH_ENV, SERVER_PROCESS_ENV, process_token, start_ticks
 from quickdev.rundir.ids import create_run_dir, new_run_id
 from quickdev.rundir.layout import DEBUGPY_FILE, LAUNCH_LOG, PROGRESS_FILE
+from quickdev.rundir.process import ProcessRecord
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.retention import RETENTION, Retention
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
 from quickdev.server.log import log
+from quickdev.server.run_processes import end_run, kill_run
 from quickdev.server.types import Failure
 
 Mode = Literal["run", "profile", "debug"]
@@ -41,7 +42,6 @@ FINISHED = frozenset({"passed", "failed", "stopped", "killed", "cancelled"})
 # What the job process itself printed (before and around the runner): read to explain a
 # job that died without writing its result, e.g. an interpreter without torch.
 POLL_S = 0.1
-KILL_GRACE_S = 3.0
 # The directory holding this server's quickdev package, put on the job's PYTHONPATH.
 # The PYTHONPATH the editor had before it added the server's bundled libraries; set by
 # the extension (extension/server.ts). Unset (a server run from a terminal): PYTHONPATH.
@@ -118,6 +118,7 @@ class Run:
     result: JobResult | None = None
     failure: Failure | None = None  # set for a failed run
     process: JobProcess | None = field(default=None, repr=False)
+    start_ticks: int | None = None  # of the process: tells it from a reused PID
     finished: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     # Set once the attach address is known or the run ended without one.
     attach_settled: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
@@ -171,6 +172,8 @@ def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     if debugpy is not None and debugpy.origin:
         env[DEBUGPY_PATH_ENV] = str(Path(debugpy.origin).parent.parent)
     env["PYTHONUNBUFFERED"] = "1"
+    # The job ends itself when this server is gone (quickdev.job.signals).
+    env[SERVER_PROCESS_ENV] = process_token(os.getpid())
     return env
 
 
@@ -235,6 +238,7 @@ class JobManager:
                     "set quickdev.python to your training environment's interpreter"
                 ) from None
         run.status = "running"
+        run.start_ticks = start_ticks(run.process.pid)
         self.runs[run_id] = run
         log.info("started run %s: %s", run_id, job_command(request, run_id))
         loop = asyncio.get_running_loop()
@@ -247,15 +251,14 @@ class JobManager:
         return run
 
     async def cancel(self, run: Run) -> bool:
-        """Stop the job's whole process group; False when it had already finished."""
-        if run.status in FINISHED or run.process is None:
+        """End the run's process groups, also what outlived a job that ended (a child, the
+        ranks of a dead torchrun parent); False when nothing of it was running."""
+        if run.process is None:
             return False
+        if run.status in FINISHED:
+            return await end_run(run.run_dir, _spawned(run))
         run.status = "cancelled"
-        _signal_group(run.process, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(run.finished.wait(), KILL_GRACE_S)
-        except TimeoutError:
-            _signal_group(run.process, signal.SIGKILL)
+        await end_run(run.run_dir, _spawned(run))
         await run.finished.wait()
         return True
 
@@ -263,9 +266,10 @@ class JobManager:
         """On server exit: no job outlives the editor that started it."""
         # A copy: a startJob still being answered may add a run while this runs.
         for run in list(self.runs.values()):
-            if run.process is not None and run.process.poll() is None:
-                run.status = "cancelled"
-                _signal_group(run.process, signal.SIGKILL)
+            if run.process is not None:
+                if run.status not in FINISHED:
+                    run.status = "cancelled"
+                kill_run(run.run_dir, _spawned(run))
 
     async def _watch(self, run: Run, process: JobProcess, exited: asyncio.Event) -> None:
         try:
@@ -357,9 +361,11 @@ def explain_early_exit(run: Run, returncode: int) -> str:
     return f"the job exited with status {returncode} before writing its result: {last}"
 
 
-def _signal_group(process: JobProcess, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, sig)
+def _spawned(run: Run) -> ProcessRecord | None:
+    """The job process as this server started it: the leader of a new session."""
+    if run.process is None:
+        return None
+    return ProcessRecord(run.process.pid, run.start_ticks, run.process.pid)
 
 
 def _notify_exit(

@@ -7,6 +7,7 @@ JSON objects: converting hundreds of ``CodeLens`` objects costs more than the an
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -14,9 +15,10 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.uris import to_fs_path, uri_scheme
 
-from quickdev.analysis import Analysis, analyze_text
+from quickdev.analysis import Analysis
 from quickdev.analysis.source import decode_source
 from quickdev.server.app import QuickdevServer
+from quickdev.server.documents import MAX_DOCUMENT_CHARS, analyze_bounded
 from quickdev.server.log import log
 
 Lens = dict[str, Any]
@@ -38,10 +40,10 @@ def setup(server: QuickdevServer) -> None:
     server.state.documents.on_settled = refresh
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    def code_lens(ls: QuickdevServer, params: types.CodeLensParams) -> list[Lens]:
+    async def code_lens(ls: QuickdevServer, params: types.CodeLensParams) -> list[Lens]:
         uri = params.text_document.uri
         try:
-            return lenses_for(ls, uri)
+            return await lenses_for(ls, uri)
         except Exception:
             # A lens request must never take the server down; no lenses is a safe answer.
             log.exception("code lenses failed for %s", uri)
@@ -52,7 +54,7 @@ def setup(server: QuickdevServer) -> None:
         ls.state.documents.forget(params.text_document.uri)
 
 
-def lenses_for(ls: QuickdevServer, uri: str) -> list[Lens]:
+async def lenses_for(ls: QuickdevServer, uri: str) -> list[Lens]:
     # Unsaved buffers and notebook cells cannot be run as a script: no lenses.
     if uri_scheme(uri) != "file":
         return []
@@ -62,7 +64,7 @@ def lenses_for(ls: QuickdevServer, uri: str) -> list[Lens]:
     path = Path(fs_path)
     if is_installed_library(path):
         return []
-    analysis = _analysis(ls, uri, path)
+    analysis = await _analysis(ls, uri, path)
     if analysis is None:
         return []
     switches = ls.state.settings.lenses
@@ -87,17 +89,23 @@ def is_installed_library(path: Path) -> bool:
     return not LIBRARY_DIRS.isdisjoint(path.parts)
 
 
-def _analysis(ls: QuickdevServer, uri: str, path: Path) -> Analysis | None:
+async def _analysis(ls: QuickdevServer, uri: str, path: Path) -> Analysis | None:
     # pygls keys open documents by the unquoted URI (paths with spaces, non-ASCII letters).
     document = ls.workspace.text_documents.get(unquote(uri))
     if document is not None:
-        return ls.state.documents.analysis(uri, document.version, document.source)
-    # Not open in the editor: read it from disk, honouring its coding cookie.
+        return await ls.state.documents.analysis(uri, document.version, document.source)
+    return await asyncio.to_thread(_analysis_on_disk, path)
+
+
+def _analysis_on_disk(path: Path) -> Analysis | None:
+    """A file not open in the editor, read honouring its coding cookie."""
     try:
+        if path.stat().st_size > MAX_DOCUMENT_CHARS:
+            return None  # generated data, not worth reading
         text = decode_source(path.read_bytes())
     except OSError:
         return None
-    return None if text is None else analyze_text(text)
+    return None if text is None else analyze_bounded(text)
 
 
 def _entry_script_near(ls: QuickdevServer, path: Path) -> Path:

@@ -8,27 +8,18 @@ from its result alone.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quickdev.processes import same_process
 from quickdev.rundir.ids import is_run_id, iso_utc
-from quickdev.rundir.layout import ATTACH_FILE, RESULT_FILE, STDOUT_FILE
+from quickdev.rundir.layout import RESULT_FILE, STDOUT_FILE
+from quickdev.rundir.process import run_alive
 from quickdev.rundir.result import JobResult
-from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
+from quickdev.rundir.validate import read_result_checked
 from quickdev.server.jobs import FINISHED, Run
 from quickdev.server.types import Failure
 
 Summary = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _AttachInfo:
-    """``attach.json``, written by a job that accepts a debugger (its pid, the signal)."""
-
-    pid: int | None = None
-    start: int | None = None  # ticks since boot: tells the job from a reused PID
 
 
 def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None) -> Summary:
@@ -114,10 +105,4 @@ def _duration(run: Run | None, result: JobResult | None) -> float:
 
 def _job_alive(run_dir: Path) -> bool:
     """Whether the job that writes ``run_dir`` still runs; unknown counts as alive."""
-    try:
-        info = read_json(run_dir / ATTACH_FILE, _AttachInfo)
-    except (OSError, InvalidData):
-        return True  # not started far enough to say
-    if info.pid is None or info.pid <= 0:
-        return True  # a distributed parent
-    return same_process(info.pid, info.start)
+    return run_alive(run_dir) is not False

@@ -28,6 +28,7 @@ from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
 from quickdev.server.diagnostics import FailureDiagnostics
 from quickdev.server.jobs import JobError, JobManager, JobRequest, Mode, Run
+from quickdev.server.run_processes import end_run
 from quickdev.server.run_summary import run_summary, summaries_on_disk
 from quickdev.server.types import Key
 
@@ -275,10 +276,11 @@ async def _wait_for_attach(runs: Runs, run: Run) -> dict[str, Any]:
 async def cancel_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
     run_id = parse_argument(argument, RunId).runId
     runs = runs_of(ls)
-    run = runs.jobs.runs.get(run_id)
-    if run is None:
-        raise CommandError(f"no run {run_id} was started by this session; nothing to cancel")
-    return {"cancelled": await runs.jobs.cancel(run)}
+    found = runs.find(run_id)
+    if found.run is not None:
+        return {"cancelled": await runs.jobs.cancel(found.run)}
+    # A run of an earlier server, another window or a terminal: ended through its records.
+    return {"cancelled": await end_run(found.run_dir)}
 
 
 async def list_runs(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:

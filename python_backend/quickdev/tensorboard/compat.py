@@ -15,9 +15,15 @@ from today's torch:
   message to the embedding editor) stayed empty; the stacks are rebuilt from those.
 * The plugin's pages load scripts from the internet: Google Charts (without it every
   page spins forever) and the web components polyfill its Trace view needs (current
-  browsers dropped HTML imports). Without internet, as on many training machines,
-  they now fall back to local copies: our small renderer of the same chart API, and
-  the same polyfill release.
+  browsers dropped HTML imports). Code from a CDN would run in the origin the editor
+  trusts to open source files, and training machines often have no internet: the pages
+  load local copies only, our small renderer of the same chart API and the same
+  polyfill release.
+* The plugin parses each trace in a process of its own, by default forked from
+  TensorBoard's process, whose web server threads may hold locks at that moment (a
+  fork inherits them held, and the child hangs); "spawn" instead re-imports TensorBoard
+  (over a second per trace) without our fixes. Traces are parsed on threads of the
+  server process, and its cache is a plain dict.
 * pandas 3 warns on every GPU trace about a keyword the plugin passes; silenced.
 """
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import threading
 import time
 import warnings
@@ -33,9 +40,6 @@ from pathlib import Path
 from typing import Any
 
 RESCAN_INTERVAL_S = 1.0
-# The plugin starts one process per trace file; "spawn" re-imports TensorBoard in each
-# (over a second per run here), while a fork inherits it, fixes included.
-START_METHOD = "fork"
 
 log = logging.getLogger(__name__)
 
@@ -45,40 +49,47 @@ STATIC = Path(__file__).with_name("static")
 
 
 @dataclass(frozen=True)
-class LocalFallback:
-    """A plugin page's script from the internet, and our copy to load when that fails."""
+class LocalScript:
+    """A plugin page's script from the internet, and our copy served in its place."""
 
     page: str
     remote: str  # the src of the page's own script tag
-    loaded: str  # a JavaScript expression, true once the remote script has run
     local: str  # served beside the page, from our static directory
 
     def patch(self, html: bytes) -> bytes:
-        tag = f'<script src="{self.remote}"></script>'
-        # Runs right after the page's tag: if that script did not load, load ours.
-        fallback = (
-            f"<script>{self.loaded}||document.write("
-            f"'<script src=\"{self.local}\"><\\/script>')</script>"
+        remote, local = (
+            f'<script src="{src}"></script>'.encode() for src in (self.remote, self.local)
         )
-        if tag.encode() not in html:
-            log.warning("%s no longer loads %s; serving it unchanged", self.page, self.remote)
-        return html.replace(tag.encode(), (tag + fallback).encode(), 1)
+        if remote not in html:
+            # Never serve a page that may still load the remote script.
+            raise RuntimeError(f"torch-tb-profiler's {self.page} no longer loads {self.remote}")
+        return html.replace(remote, local)
 
 
-FALLBACKS = (
-    LocalFallback(
+LOCAL_SCRIPTS = (
+    LocalScript(
         page="index.html",
         remote="https://www.gstatic.com/charts/loader.js",
-        loaded="window.google&&google.charts",
         local="charts_fallback.js",  # ours: Google Charts may not be hosted elsewhere
     ),
-    LocalFallback(
+    LocalScript(
         page="trace_embedding.html",
         remote="https://cdnjs.cloudflare.com/ajax/libs/webcomponentsjs/0.7.24/webcomponents.min.js",
-        loaded="window.WebComponents",
         local="webcomponents-0.7.24.min.js",  # the same release, from npm (BSD-3-Clause)
     ),
 )
+
+
+class _InProcess:
+    """What the plugin's cache takes from multiprocessing, for one process."""
+
+    Lock = threading.Lock
+
+    class Manager:
+        dict = dict
+
+        def __exit__(self, *exc: object) -> None:
+            pass
 
 
 def add_call_stacks(trace: dict[str, Any]) -> None:
@@ -180,7 +191,7 @@ def _load_run(self: Any, run_dir: str) -> None:
 
 
 def _static_routes() -> dict[str, Any]:
-    """The plugin's pages with local fallbacks wired in, and the fallbacks themselves."""
+    """The plugin's pages with local scripts in place of remote ones, and those scripts."""
     import torch_tb_profiler
     from werkzeug import Request, Response
 
@@ -195,21 +206,28 @@ def _static_routes() -> dict[str, Any]:
         return route
 
     routes: dict[str, Any] = {}
-    for fb in FALLBACKS:
-        page = fb.patch((plugin_static / fb.page).read_bytes())
-        routes["/" + fb.page] = serve(page, "text/html")
-        routes["/" + fb.local] = serve((STATIC / fb.local).read_bytes(), "application/javascript")
+    for script in LOCAL_SCRIPTS:
+        page = script.patch((plugin_static / script.page).read_bytes())
+        routes["/" + script.page] = serve(page, "text/html")
+        local = (STATIC / script.local).read_bytes()
+        routes["/" + script.local] = serve(local, "application/javascript")
     return routes
 
 
 def apply() -> None:
     """Patch the plugin in this process; must run before TensorBoard creates it."""
-    os.environ.setdefault("TORCH_PROFILER_START_METHOD", START_METHOD)
     warnings.filterwarnings("ignore", message="The copy keyword is deprecated")
 
     from torch_tb_profiler import consts
+    from torch_tb_profiler.io import cache
     from torch_tb_profiler.plugin import TorchProfilerPlugin
+    from torch_tb_profiler.profiler import loader
     from torch_tb_profiler.profiler.data import RunProfileData
+
+    # No process: a trace is parsed on a thread (_load_run runs on one already).
+    loader.Process = threading.Thread
+    loader.Queue = queue.Queue
+    cache.mp = _InProcess
 
     consts.MONITOR_RUN_REFRESH_INTERNAL_IN_SECONDS = int(RESCAN_INTERVAL_S)
     TorchProfilerPlugin._monitor_runs = _monitor_runs

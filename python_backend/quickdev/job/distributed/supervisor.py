@@ -37,6 +37,7 @@ from quickdev.processes import EXIT_USAGE
 from quickdev.rundir.ids import create_run_dir, new_run_id
 from quickdev.rundir.jsonio import read_json_object, write_json
 from quickdev.rundir.layout import DEBUGPY_FILE, RESULT_FILE, rank_dir_name
+from quickdev.rundir.process import write_process_record
 from quickdev.rundir.result import ErrorInfo, JobResult, read_result
 
 FAILURE_GRACE_S = 5.0  # after a rank fails: time for the others to end on their own
@@ -50,6 +51,7 @@ def run_distributed(options: RunOptions) -> int:
     stem = options.name or Path(options.script or options.module or "job").stem
     run_id = options.run_id or new_run_id(stem)
     run_dir = create_run_dir(options.runs_dir, run_id)
+    write_process_record(run_dir)
     # Readers poll result.json from the start, as for any job.
     initial = initial_result(run_dir, options, started)
     initial.write(run_dir)
