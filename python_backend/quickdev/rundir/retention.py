@@ -27,6 +27,8 @@ class Retention:
 # The defaults; package.json's quickdev.runsKeep and quickdev.runsMaxSizeMb say the same
 # (a test compares them).
 RETENTION = Retention()
+# A distributed job's ranks are run directories inside the job's own: they prune nothing.
+KEEP_ALL = Retention(keep_runs=0, max_size_mb=0)
 
 
 def prune_runs(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from quickdev.options import ProfileOptions, RunOptions
 from quickdev.rundir.layout import rank_dir_name
+from quickdev.rundir.retention import KEEP_ALL, Retention
 
 OPTIONS_ENV = "QUICKDEV_RANK_OPTIONS"  # the job's options as JSON, for every rank
 RUN_DIR_ENV = "QUICKDEV_PARENT_RUN_DIR"
@@ -28,8 +29,10 @@ def options_to_json(options: RunOptions) -> str:
 def options_from_json(text: str) -> RunOptions:
     data = json.loads(text)
     data["runs_dir"] = Path(data["runs_dir"])
-    if data.get("profile") is not None:
-        data["profile"] = ProfileOptions(**data["profile"])
+    # The nested option groups travel as objects; rebuild each from its own fields.
+    for name, group in (("profile", ProfileOptions), ("retention", Retention)):
+        if isinstance(data.get(name), dict):
+            data[name] = group(**data[name])
     if data.get("listen") is not None:
         data["listen"] = (str(data["listen"][0]), int(data["listen"][1]))
     return RunOptions(**data)
@@ -45,6 +48,8 @@ def rank_options(options: RunOptions, rank: int, parent_run_dir: Path) -> RunOpt
         name=None,
         nproc=1,
         debug_rank=None,
+        # Its runs_dir is the job's own run directory: the siblings are the other ranks.
+        retention=KEEP_ALL,
         print_json=False,
         listen=(options.listen or ("127.0.0.1", 0)) if debugged else None,
         # The debugged rank waits for the editor; its peers wait at their first collective.

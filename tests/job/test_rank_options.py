@@ -1,0 +1,29 @@
+"""The options every rank of a --nproc job gets: the parent's, through JSON, unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from quickdev.job.distributed.rank import options_from_json, options_to_json, rank_options
+from quickdev.options import ProfileOptions, RunOptions
+from quickdev.rundir.retention import KEEP_ALL, Retention
+
+
+def test_every_option_group_survives_the_trip_to_a_rank() -> None:
+    options = RunOptions(
+        script="train.py",
+        args=["--lr", "0.1"],
+        profile=ProfileOptions(warmup=2, py_profile=True),
+        retention=Retention(keep_runs=3, max_size_mb=10),
+        listen=("127.0.0.1", 5678),
+        nproc=2,
+    )
+    assert options_from_json(options_to_json(options)) == options
+
+
+def test_a_rank_prunes_nothing_beside_it(tmp_path: Path) -> None:
+    """A rank's runs directory is the job's run directory: its siblings are other ranks."""
+    parent = RunOptions(script="train.py", nproc=2, retention=Retention(keep_runs=1))
+    rank = rank_options(parent, 1, tmp_path / "job")
+    assert rank.retention == KEEP_ALL
+    assert (rank.runs_dir, rank.run_id, rank.nproc) == (tmp_path / "job", "rank1", 1)
