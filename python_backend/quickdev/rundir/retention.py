@@ -15,6 +15,7 @@ from pathlib import Path
 
 from quickdev.rundir.layout import JOURNAL_FILE, RESULT_FILE
 from quickdev.rundir.locks import held
+from quickdev.rundir.process import run_alive
 from quickdev.rundir.result import read_result
 
 
@@ -51,23 +52,30 @@ def prune_runs(
     return removed
 
 
-def delete_run(run_dir: Path) -> None:
-    """Remove one run; ValueError when it is still running."""
-    reason = busy(run_dir)
+def delete_run(run_dir: Path, ended: bool = False) -> None:
+    """Remove one run; ValueError when it is still running. ``ended``: the caller saw its
+    process end (a job cancelled before it wrote anything leaves no record of its own)."""
+    reason = busy(run_dir, ended)
     if reason:
         raise ValueError(f"run {run_dir.name} {reason}")
     shutil.rmtree(run_dir)
 
 
-def busy(run_dir: Path) -> str | None:
+def busy(run_dir: Path, ended: bool = False) -> str | None:
     """Why ``run_dir`` must stay, or None."""
     journal = run_dir / JOURNAL_FILE
     if journal.exists():
         if held(journal):
             return "is still running; cancel it first"
         return "holds files of yours that are not put back yet; run any quickdev command first"
+    # A job killed before it wrote its end still says "running": its processes tell.
+    if ended:
+        return None
+    alive = run_alive(run_dir)
+    if alive:
+        return "is still running; cancel it first"
     result = read_result(run_dir)
-    if result is None or result.status == "running":
+    if alive is None and (result is None or result.status == "running"):
         return "is still running; cancel it first"
     return None
 

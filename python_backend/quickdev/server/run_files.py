@@ -16,7 +16,6 @@ from quickdev.limits.journal.recover import recover
 from quickdev.rundir.retention import delete_run
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, parse_argument, register
-from quickdev.server.jobs import FINISHED
 from quickdev.server.log import log
 from quickdev.server.runs import RunId, runs_of
 
@@ -28,10 +27,10 @@ def setup(server: QuickdevServer) -> None:
 async def delete(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
     run_id = parse_argument(argument, RunId).runId
     found = runs_of(ls).find(run_id)
-    if found.run is not None and found.run.status not in FINISHED:
+    if found.run is not None and not found.run.finished.is_set():
         raise CommandError(f"run {run_id} is still running; cancel it first")
     try:
-        await asyncio.to_thread(delete_run, found.run_dir)
+        await asyncio.to_thread(delete_run, found.run_dir, found.run is not None)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     except OSError as exc:
