@@ -66,6 +66,18 @@ def target_from_options(options: RunOptions) -> Target:
     return ScriptTarget(options.script or "", list(options.args))
 
 
+def check_before_start(options: RunOptions, target: Target) -> None:
+    """What makes the job a usage error (exit 2) before the script runs."""
+    target.check()
+    if options.device not in ("auto", "cpu"):
+        from quickdev.limits.device import DeviceUnavailable, resolve_device
+
+        try:
+            resolve_device(options.device)
+        except DeviceUnavailable as exc:
+            raise UsageProblem(f"quickdev run: {exc}") from None
+
+
 def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutcome:
     started = time.perf_counter()
     budgets = resolve_budgets(options)
@@ -86,7 +98,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
     )
     usage: UsageProblem | None = None
     try:
-        target.check()
+        check_before_start(options, target)
     except UsageProblem as exc:
         usage = exc
     result.id = options.run_id or new_run_id(options.name or target.label)

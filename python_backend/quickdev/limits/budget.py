@@ -61,10 +61,10 @@ class Budget:
         if self.loop_steps is not None and loop_steps >= self.loop_steps:
             raise StopJob(LOOP_STEPS)
 
-    def check_train_passes(self, training_passes: int) -> None:
-        """Before another pass over a loader that ``training_passes`` passes trained from."""
-        if self.train_passes is not None and training_passes >= self.train_passes:
-            raise StopJob(TRAIN_PASSES)
+    def beyond_train_passes(self, training_passes: int) -> bool:
+        """Whether another pass over a loader that ``training_passes`` passes trained from
+        would be one epoch too many, should it train (see ``Recorder.training_forward``)."""
+        return self.train_passes is not None and training_passes >= self.train_passes
 
     def check_eval_forwards(self, in_a_row: int) -> None:
         if self.eval_forwards is not None and in_a_row >= self.eval_forwards:
