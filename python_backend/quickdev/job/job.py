@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,7 +184,7 @@ def _run_with_limits(
         for observer in job_observers(options, run_dir, progress):
             hub.add(observer)
         hub.setup()
-        _start_debug_hooks(options, run_dir, in_process)
+        _start_debug_hooks(options, run_dir, in_process, lambda: _lift_wall_clock(budget, result))
 
         log.info("running %s %s", target.description, target.argv()[1:])
         hub.job_start()
@@ -302,14 +303,27 @@ def _import_heavy_modules(options: RunOptions, target: Target) -> None:
                 continue
 
 
-def _start_debug_hooks(options: RunOptions, run_dir: Path, in_process: bool) -> None:
+def _lift_wall_clock(budget: Budget, result: JobResult) -> None:
+    """A debugger attached: a person stepping through code is not a runaway loop, so the
+    wall clock (alarm and hard stop) no longer ends the job; result.json says so."""
+    if budget.timeout_s is None:
+        return
+    budget.lift_deadline()
+    signals.cancel_timeout_alarm()
+    result.limits.timeout_s = None
+    log.info("a debugger attached: the wall-clock budget is lifted")
+
+
+def _start_debug_hooks(
+    options: RunOptions, run_dir: Path, in_process: bool, on_attach: Callable[[], None]
+) -> None:
     """The one place where debugging support joins the job (after heavy imports)."""
     if not in_process:
         # Accept a debugger later, on SIGUSR1 (`quickdev attach --run RUN_DIR`). Not in
         # the in-process API: the caller's own signal handling stays as it was.
         from quickdev.job.attach_handler import install_attach_handler
 
-        install_attach_handler(run_dir)
+        install_attach_handler(run_dir, on_attach)
     if options.listen is not None:
         from quickdev.job.debugger import start_debugger
 

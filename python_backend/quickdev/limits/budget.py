@@ -84,6 +84,11 @@ class Budget:
         """Whether a trainer ended the job gracefully at our step budget."""
         return self._trainer_counts_steps and self.max_steps is not None and steps >= self.max_steps
 
+    def lift_deadline(self) -> None:
+        """No wall clock from now on (a debugger attached); the hard stop reads it too."""
+        self.timeout_s = None
+        self.deadline = None
+
     def check_time(self) -> None:
         """Backstop for jobs off the main thread, where no alarm signal can be used."""
         if self.deadline is not None and time.monotonic() >= self.deadline:
