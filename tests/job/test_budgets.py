@@ -60,11 +60,12 @@ def test_reading_the_training_loader_again_without_training_is_no_second_epoch(
     run_quickdev: Any, project: Path
 ) -> None:
     result = _run(run_quickdev, project, "train_accuracy.py")
-    # Epoch 0 trains, then measures accuracy over the same loader (no step: allowed);
-    # epoch 1's first training forward is the one epoch too many.
+    # Epoch 0 peeks at a batch, trains, then measures accuracy over the same loader (no
+    # step: allowed); epoch 1 peeks again, and its first training forward is one epoch
+    # too many.
     assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
     (loader,) = result["loaders"]
-    assert (loader["passes"], loader["batches"]) == (3, 5)
+    assert (loader["passes"], loader["batches"]) == (5, 7)
     assert result["optimizer_steps"] == 2
     assert result["limits"]["one_epoch_options"] == []
 

@@ -1,6 +1,7 @@
 """Train for a fixed number of epochs, then measure accuracy on the training set: the
 training loader is iterated again after training, under no_grad and in eval mode (the
-classic tutorial's ``evaluate(model, train_loader)``), taking no step there."""
+classic tutorial's ``evaluate(model, train_loader)``), taking no step there. Each epoch
+first peeks at one batch for its size, as the DDP tutorial's ``_run_epoch`` does."""
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -24,10 +25,11 @@ def accuracy(loader: DataLoader) -> float:
 
 
 for epoch in range(num_epochs):
+    batch_size = len(next(iter(train_loader))[0])
     for inputs, labels in train_loader:
         loss = torch.nn.functional.cross_entropy(model(inputs), labels)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    print(f"epoch {epoch}: train accuracy {accuracy(train_loader):.2f}")
+    print(f"epoch {epoch} (batch {batch_size}): train accuracy {accuracy(train_loader):.2f}")
 print("TRAINED")
