@@ -104,6 +104,13 @@ def main() -> None:
             f"{name:24s} wall median {medians[name]:.2f} s ({spread}); "
             f"CPU median {statistics.median(cpu[name]):.2f} s"
         )
+    cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
+    for label, (quick, base) in {
+        "plain": ("quickdev", "plain, limited by hand"),
+        "small ops": ("small ops, quickdev", "small ops, plain"),
+        "fast_dev_run": ("quickdev lightning", "lightning fast_dev_run"),
+    }.items():
+        print(f"CPU-time ratio, {label}: {cpu_medians[quick] / cpu_medians[base]:.3f}")
     plain_ratio = medians["quickdev"] / medians["plain, limited by hand"]
     small_ops_ratio = medians["small ops, quickdev"] / medians["small ops, plain"]
     lightning_ratio = medians["quickdev lightning"] / medians["lightning fast_dev_run"]

@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +22,6 @@ def quickdev(*args: str) -> subprocess.CompletedProcess[str]:
         (["run", "--batches", "two", "train.py"], "whole number"),
         (["run", "--wait-for-client", "train.py"], "--wait-for-client needs --listen"),
         (["run", "--listen", "host:port", "train.py"], "[HOST:]PORT"),
-        (["run", "-m", "pkg.train", "train.py"], "not both"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: list[str], expected: str) -> None:
@@ -31,3 +31,13 @@ def test_usage_errors_exit_2_with_one_line(args: list[str], expected: str) -> No
     assert len(lines) == 1, proc.stderr
     assert expected in lines[0]
     assert proc.stdout == ""
+
+
+def test_what_follows_the_script_is_the_scripts_as_with_python(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import sys\nprint('ARGV', sys.argv[1:])\n")
+    proc = quickdev(
+        "run", "--runs-dir", str(tmp_path / "runs"), str(script), "config/x.py", "--batches=9"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ARGV ['config/x.py', '--batches=9']" in proc.stdout

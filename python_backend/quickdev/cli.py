@@ -108,9 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         help="run a training script for a few batches and write a structured result",
-        usage="quickdev run [options] SCRIPT [-- ARGS...] | quickdev run [options] -m MODULE",
+        usage=(
+            "quickdev run [options] SCRIPT [ARGS...] | quickdev run [options] -m MODULE [ARGS...]"
+        ),
     )
     run.add_argument("script", nargs="?", help="the training script, run as __main__")
+    # As with python itself, what follows the script is the script's (`--` also works).
+    run.add_argument("script_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     run.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
     limits = run.add_argument_group("limits")
     limits.add_argument(
@@ -283,8 +287,10 @@ def _split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
+    script_args = [*ns.script_args, *script_args]
     if ns.script and ns.module:
-        raise UsageError("quickdev run: give a SCRIPT or -m MODULE, not both")
+        # python -m MODULE ARGS: the first positional is the module's first argument.
+        script_args, ns.script = [ns.script, *script_args], None
     if not ns.script and not ns.module:
         raise UsageError("quickdev run: missing SCRIPT (or -m MODULE) to run")
     if ns.wait_for_client and not ns.listen:

@@ -7,8 +7,10 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
+from quickdev.job.signals import HARD_STOP_GRACE_S
 from quickdev.processes import start_ticks
 
 from tests.support.dap import wait_for_json_file
@@ -205,3 +207,37 @@ def test_quickdev_job_without_limits_accepts_debugger_twice(
     stop.touch()
     assert proc.wait(timeout=120) == 0
     assert json.loads((run_dir / "result.json").read_text())["status"] == "passed"
+
+
+def test_attaching_a_debugger_lifts_the_wall_clock(tmp_path: Path, processes: list) -> None:
+    script = tmp_path / "long_job.py"
+    script.write_text(LONG_JOB, encoding="utf-8")
+    stop = tmp_path / "stop"
+    run_dir = tmp_path / "runs" / "long"
+    timeout_s = 30
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "quickdev", "run", "--timeout", str(timeout_s),
+            "--runs-dir", str(tmp_path / "runs"), "--run-id", "long",
+            str(script), "--", str(stop),
+        ],
+        env=quickdev_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    processes.append(proc)
+    wait_for_json_file(run_dir / "attach.json", timeout_s=timeout_s - 5)
+    answer = quickdev_attach("--run", str(run_dir))
+    assert answer.returncode == 0, answer.stderr
+    address = json.loads(answer.stdout.strip().splitlines()[-1])
+    assert read_variable_at(address, script, line_of(script, "# BREAK"), "step") >= 1
+
+    # Past the alarm and the hard stop that follows it, the job is still running.
+    while time.monotonic() < started + timeout_s + HARD_STOP_GRACE_S + 2:
+        assert proc.poll() is None, "the wall clock ended a job a debugger had attached to"
+        time.sleep(0.5)
+    stop.touch()
+    assert proc.wait(timeout=120) == 0
+    result = json.loads((run_dir / "result.json").read_text())
+    assert (result["status"], result["limits"]["timeout_s"]) == ("passed", None)

@@ -49,9 +49,25 @@ def test_endless_trainer_stops_at_its_loaders_second_pass(run_quickdev: Any, pro
     result = _run(run_quickdev, project, "endless_trainer.py")
     assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
     (loader,) = result["loaders"]
-    assert (loader["passes"], loader["batches"]) == (1, 2)
+    # The second pass starts (it might only have measured something); its first
+    # training forward ends the job, so no step of a second epoch is taken.
+    assert (loader["passes"], loader["batches"]) == (2, 3)
     assert result["optimizer_steps"] == 2
     assert result["limits"]["train_passes"] == 1
+
+
+def test_reading_the_training_loader_again_without_training_is_no_second_epoch(
+    run_quickdev: Any, project: Path
+) -> None:
+    result = _run(run_quickdev, project, "train_accuracy.py")
+    # Epoch 0 peeks at a batch, trains, then measures accuracy over the same loader (no
+    # step: allowed); epoch 1 peeks again, and its first training forward is one epoch
+    # too many.
+    assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
+    (loader,) = result["loaders"]
+    assert (loader["passes"], loader["batches"]) == (5, 7)
+    assert result["optimizer_steps"] == 2
+    assert result["limits"]["one_epoch_options"] == []
 
 
 def test_gpt_loop_stops_its_evaluation_and_names_eval_iters(
@@ -88,7 +104,8 @@ def test_try_wrapped_loop_with_a_fixed_epoch_count_runs_one_epoch(
     result = _run(run_quickdev, project, "try_loop.py")
     assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
     train, val = result["loaders"]
-    assert (train["passes"], val["passes"]) == (1, 1)  # validation after the epoch still ran
+    assert (train["passes"], val["passes"]) == (2, 1)  # validation after the epoch still ran
+    assert (train["batches"], result["optimizer_steps"]) == (3, 2)  # epoch 2 took no step
 
 
 def test_budgets_are_overridable_and_reported(run_quickdev: Any, project: Path) -> None:
@@ -96,7 +113,7 @@ def test_budgets_are_overridable_and_reported(run_quickdev: Any, project: Path) 
         run_quickdev, project, "endless_trainer.py", "--train-passes", "3", "--timeout", "0"
     )
     assert result["stop_reason"] == "train_passes"
-    assert (result["loaders"][0]["passes"], result["optimizer_steps"]) == (3, 6)
+    assert (result["loaders"][0]["passes"], result["optimizer_steps"]) == (4, 6)
     limits = result["limits"]
     assert (limits["train_passes"], limits["timeout_s"], limits["eval_forwards"]) == (3, None, 20)
 

@@ -104,6 +104,9 @@ def test_autocast_and_grad_scaler(run_quickdev: Any, workdir: Path) -> None:
     assert counts["autocast cuda float16 -> cpu bfloat16"] == 2
     assert counts["GradScaler cuda -> cpu"] == 1
     assert counts["Tensor.cuda / Module.cuda"] >= 2  # one per parameter of two layers
+    # The loss as the script computes it, not GradScaler's 65536-fold backward input.
+    assert len(run.result["losses"]) == 2
+    assert all(0 < loss < 10 for loss in run.result["losses"]), run.result["losses"]
 
 
 @cpu_only
@@ -202,3 +205,23 @@ def test_a_checkpoint_written_on_a_real_gpu_loads_on_the_cpu(
     assert (device, step) == ("cpu", "7")
     assert float(total) == pytest.approx(REAL_GPU_WEIGHT_SUM)
     assert remaps(run)["torch.load map_location"] == 1
+
+
+@cpu_only
+def test_default_device_context_and_set_default_device(run_quickdev: Any, workdir: Path) -> None:
+    run = run_quickdev("--max-steps", "2", "default_device.py", cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    assert run.result["status"] == "stopped"
+    # meta stays meta (to_empty then maps it); cuda defaults land on the CPU, counted.
+    assert remaps(run)["default device (torch.device context)"] == 2
+
+
+@pytest.mark.parametrize("device", ["cuda:7", "cuda:64"])
+def test_a_device_the_machine_lacks_is_a_usage_error(
+    run_quickdev: Any, workdir: Path, device: str
+) -> None:
+    run = run_quickdev("--device", device, "amp_step.py", cwd=workdir, json_output=False)
+    assert run.returncode == 2
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith(f"quickdev run: --device {device}:") and "cpu" in line
+    assert run.stdout == ""  # the script never ran

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
@@ -24,13 +25,13 @@ log = logging.getLogger(__name__)
 ATTACH_SIGNAL_NAME = "SIGUSR1"
 
 
-def install_attach_handler(run_dir: Path) -> bool:
+def install_attach_handler(run_dir: Path, on_attach: Callable[[], None] | None = None) -> bool:
     """Let the job accept a debugger on SIGUSR1; returns False where that is impossible.
 
     Must be called from the main thread (Python installs signal handlers only there).
     The handler runs in the main thread too, which is what we want: debugpy then
     traces the frames the training loop is in right now, so breakpoints set after
-    attaching are hit on the next iteration.
+    attaching are hit on the next iteration. ``on_attach`` runs once debugpy listens.
     """
     signum = getattr(signal, ATTACH_SIGNAL_NAME, None)
     if signum is None or threading.current_thread() is not threading.main_thread():
@@ -41,6 +42,8 @@ def install_attach_handler(run_dir: Path) -> bool:
 
         try:
             start_debugger(("127.0.0.1", 0), wait_for_client=False, run_dir=run_dir)
+            if on_attach is not None:
+                on_attach()
         except Exception:
             # The user's training must go on even when the debugger cannot start.
             log.exception("could not start debugpy on %s", ATTACH_SIGNAL_NAME)

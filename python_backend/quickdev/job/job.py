@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -69,6 +70,18 @@ def target_from_options(options: RunOptions) -> Target:
     return ScriptTarget(options.script or "", list(options.args))
 
 
+def check_before_start(options: RunOptions, target: Target) -> None:
+    """What makes the job a usage error (exit 2) before the script runs."""
+    target.check()
+    if options.device not in ("auto", "cpu"):
+        from quickdev.limits.device import DeviceUnavailable, resolve_device
+
+        try:
+            resolve_device(options.device)
+        except DeviceUnavailable as exc:
+            raise UsageProblem(f"quickdev run: {exc}") from None
+
+
 def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutcome:
     started = time.perf_counter()
     budgets = resolve_budgets(options)
@@ -89,7 +102,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
     )
     usage: UsageProblem | None = None
     try:
-        target.check()
+        check_before_start(options, target)
     except UsageProblem as exc:
         usage = exc
     result.id = options.run_id or new_run_id(options.name or target.label)
@@ -181,7 +194,7 @@ def _run_with_limits(
         for observer in job_observers(options, run_dir, progress):
             hub.add(observer)
         hub.setup()
-        _start_debug_hooks(options, run_dir, in_process)
+        _start_debug_hooks(options, run_dir, in_process, lambda: _lift_wall_clock(budget, result))
 
         log.info("running %s %s", target.description, target.argv()[1:])
         hub.job_start()
@@ -330,14 +343,27 @@ def _import_heavy_modules(options: RunOptions, target: Target) -> None:
                 continue
 
 
-def _start_debug_hooks(options: RunOptions, run_dir: Path, in_process: bool) -> None:
+def _lift_wall_clock(budget: Budget, result: JobResult) -> None:
+    """A debugger attached: a person stepping through code is not a runaway loop, so the
+    wall clock (alarm and hard stop) no longer ends the job; result.json says so."""
+    if budget.timeout_s is None:
+        return
+    budget.lift_deadline()
+    signals.cancel_timeout_alarm()
+    result.limits.timeout_s = None
+    log.info("a debugger attached: the wall-clock budget is lifted")
+
+
+def _start_debug_hooks(
+    options: RunOptions, run_dir: Path, in_process: bool, on_attach: Callable[[], None]
+) -> None:
     """The one place where debugging support joins the job (after heavy imports)."""
     if not in_process:
         # Accept a debugger later, on SIGUSR1 (`quickdev attach --run RUN_DIR`). Not in
         # the in-process API: the caller's own signal handling stays as it was.
         from quickdev.job.attach_handler import install_attach_handler
 
-        install_attach_handler(run_dir)
+        install_attach_handler(run_dir, on_attach)
     if options.listen is not None:
         from quickdev.job.debugger import start_debugger
 

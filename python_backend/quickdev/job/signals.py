@@ -73,7 +73,12 @@ def start_hard_stop(budget: Budget, on_expiry: Callable[[], None]) -> Callable[[
     raised: ``on_expiry`` runs on a timer thread. Returns the function that cancels it."""
     if budget.timeout_s is None:
         return lambda: None
-    timer = threading.Timer(budget.timeout_s + HARD_STOP_GRACE_S, on_expiry)
+
+    def expired() -> None:
+        if budget.timeout_s is not None:  # not lifted since (a debugger attached)
+            on_expiry()
+
+    timer = threading.Timer(budget.timeout_s + HARD_STOP_GRACE_S, expired)
     timer.daemon = True
     timer.start()
     return timer.cancel

@@ -61,10 +61,10 @@ class Budget:
         if self.loop_steps is not None and loop_steps >= self.loop_steps:
             raise StopJob(LOOP_STEPS)
 
-    def check_train_passes(self, training_passes: int) -> None:
-        """Before another pass over a loader that ``training_passes`` passes trained from."""
-        if self.train_passes is not None and training_passes >= self.train_passes:
-            raise StopJob(TRAIN_PASSES)
+    def beyond_train_passes(self, training_passes: int) -> bool:
+        """Whether another pass over a loader that ``training_passes`` passes trained from
+        would be one epoch too many, should it train (see ``Recorder.training_forward``)."""
+        return self.train_passes is not None and training_passes >= self.train_passes
 
     def check_eval_forwards(self, in_a_row: int) -> None:
         if self.eval_forwards is not None and in_a_row >= self.eval_forwards:
@@ -83,6 +83,11 @@ class Budget:
     def reached_by_trainer(self, steps: int) -> bool:
         """Whether a trainer ended the job gracefully at our step budget."""
         return self._trainer_counts_steps and self.max_steps is not None and steps >= self.max_steps
+
+    def lift_deadline(self) -> None:
+        """No wall clock from now on (a debugger attached); the hard stop reads it too."""
+        self.timeout_s = None
+        self.deadline = None
 
     def check_time(self) -> None:
         """Backstop for jobs off the main thread, where no alarm signal can be used."""

@@ -9,6 +9,7 @@ writes through its checkpoint I/O, which the file journal covers like any other 
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from types import ModuleType
 from typing import Any
@@ -29,14 +30,19 @@ def install(patcher: Patcher, lightning: LightningLimits) -> None:
 def _patch(module: ModuleType, patcher: Patcher, lightning: LightningLimits) -> None:
     fabric_cls = module.Fabric
     original_init = fabric_cls.__init__
+    signature = inspect.signature(original_init)
+    self_name = next(iter(signature.parameters))
 
     @functools.wraps(original_init)
     def __init__(fabric: Any, *args: Any, **kwargs: Any) -> None:
         if lightning.cpu_only:
-            kwargs.update(accelerator="cpu", devices=1, strategy="auto")
-            if str(kwargs.get("precision")) in ("16", "16-mixed"):
-                kwargs["precision"] = "bf16-mixed"  # fp16 autocast needs CUDA
-            args = ()  # accelerator, strategy, devices are the leading positionals
+            # By name, so the script's other positionals (precision, plugins, ...) stay.
+            arguments = dict(signature.bind(fabric, *args, **kwargs).arguments)
+            arguments.pop(self_name)
+            arguments.update(accelerator="cpu", devices=1, strategy="auto")
+            if str(arguments.get("precision")) in ("16", "16-mixed"):
+                arguments["precision"] = "bf16-mixed"  # fp16 autocast needs CUDA
+            args, kwargs = (), arguments
         original_init(fabric, *args, **kwargs)
         lightning.keep_outputs_in_run_dir(fabric)
 

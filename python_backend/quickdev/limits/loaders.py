@@ -74,9 +74,9 @@ def _stats_of(loader: DataLoader[Any], recorder: Recorder) -> LoaderStats:
 def _limited(
     iterator: Iterator[Any], stats: LoaderStats, recorder: Recorder, batches: int | None
 ) -> Iterator[Any]:
-    # Runs at the first next(): an endless trainer's `it = iter(loader)` after the last
-    # pass stops there (the train_passes budget), before any batch of the extra pass loads.
-    steps_at_start = recorder.pass_starting(stats)
+    # Runs at the first next(); an endless trainer's extra pass stops at its first
+    # training forward (the train_passes budget, see Recorder.pass_starting).
+    opened = recorder.pass_starting(stats)
     checked = batches if batches is not None else _UNLIMITED_CHECKED_BATCHES
     count = 0
     try:
@@ -97,7 +97,7 @@ def _limited(
             yield batch
     finally:
         # Also when the loop breaks out early: a pass that trained is an epoch.
-        recorder.pass_ended(stats, steps_at_start)
+        recorder.pass_ended(stats, opened)
 
 
 def batch_signature(batch: Any) -> str:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 from quickdev.events import EventHub
-from quickdev.limits.budget import Budget
+from quickdev.limits.budget import TRAIN_PASSES, Budget, StopJob
 from quickdev.limits.journal.restore import Restored
 from quickdev.rundir.result import DeviceRemaps, LoaderStats, Output
 
@@ -45,25 +45,39 @@ class Recorder:
         self._batches_at_eval = 0
         self._evals_in_a_row = 0
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
+        self._passes_beyond_budget = 0  # open passes past the train_passes budget
 
     def new_loader(self, origin: str) -> LoaderStats:
         stats = LoaderStats(origin=origin)
         self.loaders.append(stats)
         return stats
 
-    def pass_starting(self, stats: LoaderStats) -> int:
-        """A pass over a loader begins; stops the job when it would be one epoch too many.
-        Returns the step count to hand back to ``pass_ended``."""
-        self.budget.check_train_passes(self._training_passes.get(id(stats), 0))
+    def pass_starting(self, stats: LoaderStats) -> tuple[int, bool]:
+        """A pass over a loader begins. Returns the step count and whether the pass is
+        beyond the train_passes budget, to hand back to ``pass_ended``.
+
+        A pass beyond the budget may still run: a script that measures its training
+        accuracy over the training loader after training takes no step there. The job
+        stops at the first training forward or step inside such a pass (an endless
+        trainer re-iterating its loader)."""
+        beyond = self.budget.beyond_train_passes(self._training_passes.get(id(stats), 0))
         stats.passes += 1
         self._open_passes += 1
-        return self.steps
+        self._passes_beyond_budget += beyond
+        return self.steps, beyond
 
-    def pass_ended(self, stats: LoaderStats, steps_at_start: int) -> None:
+    def pass_ended(self, stats: LoaderStats, started: tuple[int, bool]) -> None:
+        steps_at_start, beyond = started
         self._open_passes -= 1
+        self._passes_beyond_budget -= beyond
         self._pass_ended_since_step = True
         if self.steps > steps_at_start:
             self._training_passes[id(stats)] = self._training_passes.get(id(stats), 0) + 1
+
+    def training_forward(self) -> None:
+        """Before a training forward (train mode, grad on) of the top module."""
+        if self._passes_beyond_budget:
+            raise StopJob(TRAIN_PASSES)
 
     def batch(self, stats: LoaderStats, wait_s: float) -> None:
         self._batches_seen += 1
@@ -79,6 +93,8 @@ class Recorder:
 
     def train_step(self) -> bool:
         """Count a step; True when it took no DataLoader batch (a loop step)."""
+        # Also here: a step whose forward the top-module hook did not see.
+        self.training_forward()
         now = time.perf_counter()
         loop_step = self.in_loop_without_loader()
         if loop_step:

@@ -86,6 +86,7 @@ def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
     if not module.training or not torch.is_grad_enabled():
         recorder.eval_forward()
         return
+    recorder.training_forward()
     if recorder.optimizer_seen:
         return  # the optimizer's step hook counts steps
     # Hand-written SGD: a training forward is a step. Stop before the next step
@@ -96,20 +97,36 @@ def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
     recorder.train_step()
 
 
+# On the tensor GradScaler.scale returns: the loss it scaled, which is what to record.
+_UNSCALED = "_quickdev_unscaled"
+
+
 def _record_losses(patcher: Patcher, recorder: Recorder) -> None:
     original_backward = torch.Tensor.backward
+    original_scale = torch.amp.GradScaler.scale
 
     def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
         if has_torch_function_unary(tensor):
-            # A TorchFunctionMode (the device engine's) is active: torch hands this
-            # call to it, and it calls back here with the mode off. Record then, once.
+            # A tensor subclass or mode handles this call and calls back here with the
+            # plain tensor. Record then, once.
             return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
         if tensor.numel() == 1:
             # The loss belongs to the step it is about to feed (forward counting has
             # already counted that step).
             step = recorder.steps if not recorder.optimizer_seen else recorder.steps + 1
-            recorder.loss(float(tensor.detach()), max(step, 1))
+            loss = getattr(tensor, _UNSCALED, tensor)
+            recorder.loss(float(loss.detach()), max(step, 1))
         return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
 
+    def scale(scaler: Any, outputs: Any, *args: Any, **kwargs: Any) -> Any:
+        # Mixed precision multiplies the loss by 2**16 or so before backward
+        # (`scaler.scale(loss).backward()`); the loss a user reads is the unscaled one.
+        scaled = original_scale(scaler, outputs, *args, **kwargs)
+        if isinstance(scaled, torch.Tensor) and scaled is not outputs:
+            setattr(scaled, _UNSCALED, outputs.detach())
+        return scaled
+
     backward.__doc__ = original_backward.__doc__
+    scale.__doc__ = original_scale.__doc__
     patcher.set(torch.Tensor, "backward", backward)
+    patcher.set(torch.amp.GradScaler, "scale", scale)

@@ -55,12 +55,12 @@ def run_distributed(options: RunOptions) -> int:
     # Readers poll result.json from the start, as for any job.
     initial = initial_result(run_dir, options, started)
     initial.write(run_dir)
-    from quickdev.job.job import target_from_options
+    from quickdev.job.job import check_before_start, target_from_options
     from quickdev.job.target import UsageProblem
 
     try:
         # A missing script is one line from here, not N ranks failing under torchrun.
-        target_from_options(options).check()
+        check_before_start(options, target_from_options(options))
     except UsageProblem as exc:
         initial.status = "failed"
         initial.error = ErrorInfo(type="UsageError", message=str(exc))

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+import torch.utils._device
+from torch.utils._device import _device_constructors
 
 from quickdev.limits.device.engine import DeviceEngine
 from quickdev.limits.patching import Patcher
@@ -39,6 +41,12 @@ def device_functions() -> Iterator[tuple[Any, str, str]]:
 
 def install(patcher: Patcher, engine: DeviceEngine) -> None:
     builtins: dict[int, str] = torch.jit._builtins._get_builtin_table()  # type: ignore[no-untyped-call]
+    # `with torch.device(d):` and set_default_device add d to the calls of the factories
+    # torch lists once (cached), and they see torch's own functions, which our wrappers
+    # call: list torch's, before the wrappers replace them.
+    _device_constructors.cache_clear()
+    _device_constructors()
+    _install_default_device(patcher, engine)
     for owner, attribute, aten_name in device_functions():
         wrapper = _factory(getattr(owner, attribute), engine)
         patcher.set(owner, attribute, wrapper)
@@ -46,6 +54,18 @@ def install(patcher: Patcher, engine: DeviceEngine) -> None:
         builtins[id(wrapper)] = f"aten::{aten_name}"
         patcher.on_undo(_forget(builtins, id(wrapper)))
     _install_methods(patcher, engine)
+
+
+def _install_default_device(patcher: Patcher, engine: DeviceEngine) -> None:
+    """The device of ``with torch.device("cuda"):`` and ``set_default_device("cuda")``
+    (``get_default_device`` answers it too), mapped once when it is set."""
+    context = torch.utils._device.DeviceContext
+    original_init = context.__init__
+
+    def init(self: Any, device: Any) -> None:
+        original_init(self, engine.map(device, "default device (torch.device context)"))
+
+    patcher.set(context, "__init__", init)
 
 
 def _forget(builtins: dict[int, str], key: int) -> Callable[[], None]:
