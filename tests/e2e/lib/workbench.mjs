@@ -260,6 +260,15 @@ export class Workbench {
   }
 
   /** Picks a configuration in the Run and Debug view's dropdown by its exact label. */
+  /** The configurations the Run and Debug dropdown offers (its separators and "Add Configuration…" left out). */
+  async launchConfigurationsOffered() {
+    await this.runCommand('View: Show Run and Debug');
+    const select = this.page.locator('.start-debug-action-item select').first();
+    await select.waitFor({ timeout: 30_000 });
+    const options = await select.locator('option:not([disabled])').allInnerTexts();
+    return options.filter((label) => label.trim() && !/^Add Config/i.test(label) && !/^─+$/.test(label.trim()));
+  }
+
   async selectLaunchConfiguration(label, { timeout = 30_000 } = {}) {
     await this.runCommand('View: Show Run and Debug');
     // The dropdown sits in the view's title bar, outside the view's own content.
