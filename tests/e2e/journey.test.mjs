@@ -15,6 +15,7 @@ import { launchSteps } from './steps/launch.mjs';
 import { LONG_JOB } from './lib/longJob.mjs';
 import { profiledRun } from './lib/profiledRun.mjs';
 import { multiRootSteps } from './steps/multiRoot.mjs';
+import { runsViewSteps } from './steps/runsView.mjs';
 
 before(freshArtifacts);
 
@@ -348,6 +349,8 @@ describe('a trusted multi-root workspace', () => {
     }
     assert.equal(job.exitCode, 0);
   });
+
+  runsViewSteps(session);
 });
 
 describe('an untrusted workspace', () => {

@@ -370,11 +370,14 @@ export class Workbench {
 
   /** A row of the Quickdev Runs view showing `label` (e.g. "train.py (run)") and `status`. */
   runsRow(label, status) {
+    return this.runsRows(label).filter({ hasText: status }).first();
+  }
+
+  /** Every row of the Quickdev Runs view showing `label`. */
+  runsRows(label) {
     return this.page
       .locator('.pane', { has: this.page.locator('.pane-header', { hasText: /Quickdev Runs/i }) })
-      .locator('.monaco-list-row', { hasText: label })
-      .filter({ hasText: status })
-      .first();
+      .locator('.monaco-list-row', { hasText: label });
   }
 
   /** Opens the Problems view from the status bar's error and warning counts. */
