@@ -50,7 +50,8 @@ def frame_kind(name: str) -> Kind:
     file = match.group(1)
     own = str(quickdev.PACKAGE_DIR) + os.sep
     candidates = [file] if os.path.isabs(file) else []
-    candidates += [os.path.join(root or os.curdir, file) for root in sys.path]
+    roots = [*sys.path, str(quickdev.PACKAGE_DIR.parent)]
+    candidates += [os.path.join(root or os.curdir, file) for root in roots]
     for path in candidates:
         if os.path.isfile(path):
             path = os.path.realpath(path)
@@ -133,7 +134,7 @@ def pack_without_own_frames(plain: Path, packed: Path) -> None:
         trace = json.load(src)
     hide_own_frames(trace)
     with gzip.open(packed, "wt", encoding="utf-8", compresslevel=6) as out:
-        json.dump(trace, out)
+        json.dump(trace, out, separators=(",", ":"))
 
 
 def _subtree(root: Any, children: dict[Any, list[Any]]) -> list[Any]:
