@@ -111,7 +111,8 @@ describe('a trusted multi-root workspace', () => {
     const ours = offered.filter((label) => label.startsWith('Quickdev: '));
     assert.deepEqual(
       [...ours].sort(),
-      [...generatedLabels, 'Quickdev: Attach to Running Job', 'Quickdev: debug all entry scripts'].sort(),
+      // The .code-workspace's own, as the dropdown names them.
+      [...generatedLabels, 'Quickdev: Attach to Running Job (workspace)', 'Quickdev: debug all entry scripts (workspace)'].sort(),
     );
 
     // Running it again adds nothing; the command says so when it is done.

@@ -373,6 +373,15 @@ export class Workbench {
     return this.runsRows(label).filter({ hasText: status }).first();
   }
 
+  /** Collapses the Explorer's folders section, so the views below it get the room. */
+  async collapseExplorerFolders({ timeout = 15_000 } = {}) {
+    await this.runCommand('View: Show Explorer');
+    const header = this.page.locator('.pane-header', { hasText: /\(Workspace\)/i }).first();
+    await header.waitFor({ timeout });
+    if ((await header.getAttribute('aria-expanded')) === 'true') await header.click();
+    await eventually('the folders section collapsed', async () => (await header.getAttribute('aria-expanded')) === 'false', { timeout });
+  }
+
   /** Every row of the Quickdev Runs view showing `label`. */
   runsRows(label) {
     return this.page
