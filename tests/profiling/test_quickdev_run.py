@@ -142,6 +142,14 @@ def test_trace_shows_the_users_frames_without_quickdevs(tmp_path: Path) -> None:
         e.get("cat") == "cpu_op" and "Backward" in e["name"] and outer["ts"] <= e["ts"] <= end
         for e in events
     )
+    # What our wrapper of backward() calls is what the user called: torch's own backward,
+    # straight under the user's line, as when the script runs alone.
+    assert any(
+        e["name"].startswith("torch/_tensor.py(")
+        and e["name"].endswith(": backward")
+        and by_id.get(e["args"]["Python parent id"]) is outer
+        for e in frames
+    )
     for e in frames:
         parent = e["args"].get("Python parent id")
         assert parent is None or parent in by_id, e["name"]

@@ -9,9 +9,10 @@ ran without us.
 
 What is hidden:
 - every frame in one of our files; its children hang from its nearest kept ancestor;
-- library frames called from a hidden frame that lead to none of the user's code (our
-  bookkeeping: JSON writes, the profiler's own step; torch's ``backward`` under our
-  wrapper of it), so the time they took is counted to the user's line that was running;
+- library frames our code calls for itself (JSON writes, the profiler's own step) when
+  they lead to none of the user's code, so their time counts to the user's line that ran;
+  but what a wrapper of ours calls directly is what the user called (torch's ``backward``
+  under our ``backward``, the original ``Tensor.to``): it stays, under the user's line;
 - a thread whose stacks hold our frames and none of the user's (the resource sampler).
 
 Library frames that lead to the user's code (the DataLoader fetching the user's
@@ -102,24 +103,28 @@ def hide_own_frames(trace: dict[str, Any], kind: Callable[[str], Kind] = frame_k
     # Top down: hide, and give each kept frame its nearest kept ancestor.
     hidden: set[Any] = set()
     kept_parent: dict[Any, Any] = {}
-    walk: list[tuple[Any, Any, bool]] = []  # (frame, nearest kept ancestor, parent hidden)
+    # (frame, nearest kept ancestor, parent hidden, parent is a wrapper: one of our frames
+    # called straight from kept code, like our backward() called from the user's line)
+    walk: list[tuple[Any, Any, bool, bool]] = []
     for fid in roots:
         # A thread of ours: nothing the user wrote runs on it.
         if has_ours[fid] and not has_user[fid]:
             hidden.update(_subtree(fid, children))
             continue
-        walk.append((fid, parent(fid), False))
+        walk.append((fid, parent(fid), False, False))
     while walk:
-        fid, above, under_ours = walk.pop()
-        hide = kinds[fid] == "ours" or (under_ours and not has_user[fid])
+        fid, above, parent_hidden, parent_wraps = walk.pop()
+        ours = kinds[fid] == "ours"
+        # What a wrapper calls directly is what the user called (torch's backward, the
+        # DataLoader's next): kept. Deeper down, library calls of ours are bookkeeping.
+        bookkeeping = parent_hidden and not parent_wraps and not has_user[fid]
+        hide = ours or bookkeeping
         if hide:
             hidden.add(fid)
         else:
             kept_parent[fid] = above
-        # Only a hidden frame's callees are ours to judge: below a kept frame (the
-        # user's, or a library's leading to theirs) everything is theirs again.
         for kid in children.get(fid, ()):
-            walk.append((kid, above if hide else fid, hide))
+            walk.append((kid, above if hide else fid, hide, ours and not parent_hidden))
 
     for fid, above in kept_parent.items():
         frames[fid]["args"]["Python parent id"] = above

@@ -382,6 +382,24 @@ export class Workbench {
     await eventually('the folders section collapsed', async () => (await header.getAttribute('aria-expanded')) === 'false', { timeout });
   }
 
+  /**
+   * Right-clicks `row` and runs `item` from its context menu. A click that lands while the menu
+   * is still opening can only highlight the item; Enter then runs the highlighted one.
+   */
+  async contextMenu(row, item, { timeout = 15_000 } = {}) {
+    await row.click({ button: 'right' });
+    const entry = this.page.getByRole('menuitem', { name: new RegExp(`^${item}`) });
+    await entry.waitFor({ timeout });
+    await entry.click();
+    const menu = this.page.locator('.context-view .monaco-menu');
+    if (await menu.isVisible()) {
+      await menu.waitFor({ state: 'hidden', timeout: 2_000 }).catch(async () => {
+        await entry.hover();
+        await this.page.keyboard.press('Enter');
+      });
+    }
+  }
+
   /** Every row of the Quickdev Runs view showing `label`. */
   runsRows(label) {
     return this.page

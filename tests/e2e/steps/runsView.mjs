@@ -46,11 +46,8 @@ export function runsViewSteps(session) {
 
   step('Compare Runs from a run\'s context menu shows both runs side by side', async () => {
     const { workbench } = session;
-    const page = workbench.page;
     await workbench.runCommand('Quickdev: Show Runs');
-    await workbench.runsRow(LABEL, 'passed').click({ button: 'right' });
-    await workbench.screenshot('runs-view-context-menu');
-    await page.getByRole('menuitem', { name: /^Compare Runs/ }).click();
+    await workbench.contextMenu(workbench.runsRow(LABEL, 'passed'), 'Compare Runs');
     // One run chosen: the other is picked from the list of runs.
     const input = workbench.quickInput().locator('.quick-input-box input');
     await input.waitFor({ timeout: 15_000 });
@@ -70,8 +67,7 @@ export function runsViewSteps(session) {
     const runDir = path.join(workspace.folder('text'), '.quickdev', 'runs', RUN_ID);
     await workbench.runCommand('Quickdev: Show Runs');
     const deleteFromMenu = async () => {
-      await workbench.runsRow(LABEL, 'passed').click({ button: 'right' });
-      await page.getByRole('menuitem', { name: /^Delete Run/ }).click();
+      await workbench.contextMenu(workbench.runsRow(LABEL, 'passed'), 'Delete Run');
       const dialog = page.locator('.monaco-dialog-box');
       await dialog.getByText(`Delete run ${RUN_ID} of ${SCRIPT}`).waitFor({ timeout: 15_000 });
       return dialog;
