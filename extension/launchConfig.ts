@@ -92,16 +92,23 @@ export async function generateLaunchConfigurations(server: QuickdevServer): Prom
 
   const outcomes: FileOutcome[] = [];
   const debugpy = vscode.extensions.getExtension(PYTHON_DEBUGGER) !== undefined;
+  // Each configuration once in the dropdown: with a .code-workspace file, the ones that
+  // belong to no folder go there, not into every folder's launch.json.
+  const workspaceFile = vscode.workspace.workspaceFile;
+  const inWorkspaceFile = workspaceFile?.scheme === "file";
   for (const folder of folders) {
     const uri = vscode.Uri.joinPath(folder.uri, ".vscode", "launch.json");
-    outcomes.push(await editFile(uri, folderAdditions(scripts(folder), { debugpy }), []));
-  }
-  const workspaceFile = vscode.workspace.workspaceFile;
-  if (workspaceFile?.scheme === "file") {
-    const additions = workspaceAdditions(folders.map((folder) => ({ name: folder.name, entryScripts: scripts(folder) })));
+    const additions = folderAdditions(scripts(folder), { debugpy, folderFree: !inWorkspaceFile });
     if (additions.configurations.length > 0) {
-      outcomes.push(await editFile(workspaceFile, additions, ["launch"]));
+      outcomes.push(await editFile(uri, additions, []));
     }
+  }
+  if (inWorkspaceFile) {
+    const additions = workspaceAdditions(
+      folders.map((folder) => ({ name: folder.name, entryScripts: scripts(folder) })),
+      { debugpy },
+    );
+    outcomes.push(await editFile(workspaceFile, additions, ["launch"]));
   }
   report(outcomes);
 }

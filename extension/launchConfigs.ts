@@ -1,6 +1,6 @@
 // The configurations "Generate Launch Configurations" adds. No vscode import.
 import { DEBUG_TYPE } from "./debug/configuration";
-import type { Compound, DebugConfiguration, LaunchAdditions } from "./launchEdits";
+import type { Compound, CompoundMember, DebugConfiguration, LaunchAdditions } from "./launchEdits";
 
 export const CURRENT_FILE = "Python: Current File (all code)";
 export const COMPOUND = "Quickdev: debug all entry scripts";
@@ -44,38 +44,45 @@ function attachToRunningJob(): DebugConfiguration {
  * For one folder's .vscode/launch.json; `entryScripts` are relative, with forward slashes. The
  * `debugpy` configuration only where the Python Debugger is installed to run it: elsewhere VS
  * Code answers "Configured debug type 'debugpy' is not supported" (and F5 might pick it).
+ * `folderFree`: also the configurations that belong to no folder (Current File, Attach), when
+ * there is no .code-workspace file to hold them once for all folders.
  */
-export function folderAdditions(entryScripts: readonly string[], { debugpy }: { debugpy: boolean }): LaunchAdditions {
-  const configurations = [...(debugpy ? [currentFile()] : []), attachToRunningJob()];
+export function folderAdditions(
+  entryScripts: readonly string[],
+  { debugpy, folderFree = true }: { debugpy: boolean; folderFree?: boolean },
+): LaunchAdditions {
+  const configurations = folderFree ? folderFreeConfigurations(debugpy) : [];
   for (const script of entryScripts) {
     const path = `\${workspaceFolder}/${script}`;
-    configurations.push(quickdev(`Quickdev: debug ${script}`, "debug", path, "${workspaceFolder}"));
+    configurations.push(quickdev(debugName(script), "debug", path, "${workspaceFolder}"));
     configurations.push(quickdev(`Quickdev: profile ${script}`, "profile", path, "${workspaceFolder}"));
   }
   return { configurations };
 }
 
-/** For the .code-workspace `launch` block: paths by folder name, and one compound. */
+function folderFreeConfigurations(debugpy: boolean): DebugConfiguration[] {
+  return [...(debugpy ? [currentFile()] : []), attachToRunningJob()];
+}
+
+function debugName(script: string): string {
+  return `Quickdev: debug ${script}`;
+}
+
+/**
+ * For the .code-workspace `launch` block of a multi-root workspace. The Run and Debug dropdown
+ * lists every folder's configurations ("name (folder)") beside the workspace file's, so a
+ * script's configurations live in its folder only; the workspace file holds what belongs to no
+ * one folder: Current File, Attach, and a compound naming each folder's debug configuration.
+ */
 export function workspaceAdditions(
   folders: readonly { name: string; entryScripts: readonly string[] }[],
+  { debugpy }: { debugpy: boolean },
 ): LaunchAdditions {
-  const configurations: DebugConfiguration[] = [];
-  const debugNames: string[] = [];
-  for (const folder of folders) {
-    const root = `\${workspaceFolder:${folder.name}}`;
-    for (const script of folder.entryScripts) {
-      const debugName = `Quickdev: debug ${script} (${folder.name})`;
-      debugNames.push(debugName);
-      configurations.push(quickdev(debugName, "debug", `${root}/${script}`, root));
-      configurations.push(
-        quickdev(`Quickdev: profile ${script} (${folder.name})`, "profile", `${root}/${script}`, root),
-      );
-    }
-  }
-  const compounds: Compound[] = debugNames.length
-    ? [{ name: COMPOUND, configurations: debugNames }]
-    : [];
-  return { configurations, compounds };
+  const members: CompoundMember[] = folders.flatMap((folder) =>
+    folder.entryScripts.map((script) => ({ name: debugName(script), folder: folder.name })),
+  );
+  const compounds: Compound[] = members.length ? [{ name: COMPOUND, configurations: members }] : [];
+  return { configurations: folderFreeConfigurations(debugpy), compounds };
 }
 
 /** A script path as launch.json writes it: relative to its folder, forward slashes. */

@@ -16,9 +16,12 @@ export interface DebugConfiguration {
   [key: string]: unknown;
 }
 
+/** A configuration of the same file by name, or one of a workspace folder's launch.json. */
+export type CompoundMember = string | { name: string; folder: string };
+
 export interface Compound {
   name: string;
-  configurations: string[];
+  configurations: CompoundMember[];
 }
 
 export interface LaunchAdditions {

@@ -1,9 +1,11 @@
 // Runs started anywhere (a terminal, another window) appear in the Runs view without Refresh:
 // a file watcher on each folder's runs directory asks the server for the list again, at most
 // once a second. Runs started here need none of this: runChanged already brings them.
+import { existsSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { SECTION, readSettings, variableContext } from "./settings";
+import { watchBase } from "./runsWatchBase";
 import { resolveVariables } from "./settingsResolve";
 
 const QUIET_MS = 1_000;
@@ -28,7 +30,8 @@ export class RunsWatcher implements vscode.Disposable {
       const runsDir = resolveVariables(readSettings().runsDir, { ...variableContext(), workspaceFolder: folder.uri.fsPath });
       const root = path.isAbsolute(runsDir) ? runsDir : path.join(folder.uri.fsPath, runsDir);
       // A run is a directory of files below the runs directory; any change there may be one.
-      patterns.set(root, new vscode.RelativePattern(vscode.Uri.file(root), "**"));
+      const { base, pattern } = watchBase(root, folder.uri.fsPath, existsSync);
+      patterns.set(root, new vscode.RelativePattern(vscode.Uri.file(base), pattern));
     }
     for (const pattern of patterns.values()) {
       const watcher = vscode.workspace.createFileSystemWatcher(pattern);

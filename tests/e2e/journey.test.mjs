@@ -15,6 +15,7 @@ import { launchSteps } from './steps/launch.mjs';
 import { LONG_JOB } from './lib/longJob.mjs';
 import { profiledRun } from './lib/profiledRun.mjs';
 import { multiRootSteps } from './steps/multiRoot.mjs';
+import { runsViewSteps } from './steps/runsView.mjs';
 
 before(freshArtifacts);
 
@@ -86,16 +87,33 @@ describe('a trusted multi-root workspace', () => {
         assert.equal(configuration.justMyCode, false, `${where} must set justMyCode false`);
       }
     }
+    // Each configuration once: a script's configurations live in its folder only; the
+    // .code-workspace holds Attach and a compound of the folders' debug configurations.
     const launch = workspaceFile.value.launch;
+    assert.deepEqual(launch.configurations.map((c) => c.name), ['Quickdev: Attach to Running Job']);
+    const members = launch.compounds?.flatMap((compound) => compound.configurations) ?? [];
     for (const folder of ['vision', 'text']) {
-      const scriptPath = `\${workspaceFolder:${folder}}/train.py`;
-      const configurations = launch.configurations.filter((c) =>
-        JSON.stringify(c).includes(scriptPath),
+      assert.ok(
+        members.some((m) => m.folder === folder && m.name === 'Quickdev: debug train.py'),
+        `the compound does not debug ${folder}'s train.py: ${JSON.stringify(members)}`,
       );
-      assert.ok(configurations.length >= 1, `the .code-workspace has nothing for ${scriptPath}`);
-      for (const configuration of configurations) assert.equal(configuration.justMyCode, false);
     }
-    assert.ok(launch.compounds?.length >= 1, 'the .code-workspace has no compound');
+    const offered = await workbench.launchConfigurationsOffered();
+    await workbench.screenshot('launch-configurations-dropdown');
+    const twice = offered.filter((label, i) => offered.indexOf(label) !== i);
+    assert.deepEqual(twice, [], `the Run and Debug dropdown lists these twice: ${twice}`);
+    // Ours in it: each folder's generated ones (named with their folder), Attach, the compound.
+    const generatedLabels = [['vision', vision], ['text', text]].flatMap(([folder, file]) =>
+      file.value.configurations
+        .filter((c) => c.name.startsWith('Quickdev: '))
+        .map((c) => `${c.name} (${folder})`),
+    );
+    const ours = offered.filter((label) => label.startsWith('Quickdev: '));
+    assert.deepEqual(
+      [...ours].sort(),
+      // The .code-workspace's own, as the dropdown names them.
+      [...generatedLabels, 'Quickdev: Attach to Running Job (workspace)', 'Quickdev: debug all entry scripts (workspace)'].sort(),
+    );
 
     // Running it again adds nothing; the command says so when it is done.
     await workbench.notificationAfter(
@@ -332,6 +350,8 @@ describe('a trusted multi-root workspace', () => {
     }
     assert.equal(job.exitCode, 0);
   });
+
+  runsViewSteps(session);
 });
 
 describe('an untrusted workspace', () => {

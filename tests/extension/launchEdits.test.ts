@@ -156,27 +156,58 @@ test("a top level that is not an object is reported", () => {
   assert.equal(addToLaunch("[]", ADDITIONS).kind, "malformed");
 });
 
-const WORKSPACE = workspaceAdditions([
+const WORKSPACE_FOLDERS = [
   { name: "vision", entryScripts: ["train.py"] },
   { name: "text", entryScripts: ["lm/train.py"] },
-]);
+];
+const WORKSPACE = workspaceAdditions(WORKSPACE_FOLDERS, { debugpy: false });
 
-test("a workspace file gets a launch block with ${workspaceFolder:Name} paths and a compound", () => {
+test("a workspace file gets Attach and a compound of the folders' own debug configurations", () => {
   const original = sample("workspace-no-launch.code-workspace");
   const { text } = changed(addToLaunch(original, WORKSPACE, ["launch"]));
   assertOnlyInserted(original, text);
   const launch = parseStrictly(text).launch as {
-    configurations: { name: string; script: string; cwd: string; justMyCode: boolean }[];
-    compounds: { name: string; configurations: string[] }[];
+    configurations: { name: string; request: string; justMyCode: boolean }[];
+    compounds: { name: string; configurations: unknown[] }[];
   };
-  const debugText = launch.configurations.find((c) => c.name === "Quickdev: debug lm/train.py (text)");
-  assert.equal(debugText?.script, "${workspaceFolder:text}/lm/train.py");
-  assert.equal(debugText?.cwd, "${workspaceFolder:text}");
+  assert.deepEqual(
+    launch.configurations.map((c) => c.name),
+    [ATTACH_TO_RUNNING_JOB],
+  );
   assert.ok(launch.configurations.every((c) => c.justMyCode === false));
   assert.deepEqual(launch.compounds, [
-    { name: COMPOUND, configurations: ["Quickdev: debug train.py (vision)", "Quickdev: debug lm/train.py (text)"] },
+    {
+      name: COMPOUND,
+      configurations: [
+        { name: "Quickdev: debug train.py", folder: "vision" },
+        { name: "Quickdev: debug lm/train.py", folder: "text" },
+      ],
+    },
   ]);
   assert.deepEqual(addToLaunch(text, WORKSPACE, ["launch"]), { kind: "unchanged" });
+});
+
+test("a multi-root workspace lists each configuration once: folders hold theirs, the workspace file the rest", () => {
+  for (const debugpy of [false, true]) {
+    const inFolders = WORKSPACE_FOLDERS.flatMap((folder) =>
+      folderAdditions(folder.entryScripts, { debugpy, folderFree: false }).configurations.map(
+        (c) => `${c.name} (${folder.name})`,
+      ),
+    );
+    // VS Code's dropdown: folder configurations with their folder's name, the workspace file's bare.
+    const workspace = workspaceAdditions(WORKSPACE_FOLDERS, { debugpy });
+    const offered = [...inFolders, ...workspace.configurations.map((c) => c.name), COMPOUND];
+    assert.equal(new Set(offered).size, offered.length, offered.join("\n"));
+    assert.equal(offered.filter((name) => name.startsWith(ATTACH_TO_RUNNING_JOB)).length, 1);
+    assert.equal(offered.filter((name) => name.startsWith(CURRENT_FILE)).length, debugpy ? 1 : 0);
+    // Every member of the compound is a configuration of the folder it names.
+    for (const member of workspace.compounds?.[0]?.configurations ?? []) {
+      assert.ok(typeof member === "object" && offered.includes(`${member.name} (${member.folder})`));
+    }
+  }
+  // A folder opened alone (no workspace file) still gets Attach.
+  const alone = folderAdditions(["train.py"], { debugpy: false }).configurations.map((c) => c.name);
+  assert.ok(alone.includes(ATTACH_TO_RUNNING_JOB));
 });
 
 test("a workspace file's existing launch block keeps its configurations, compounds and comments", () => {

@@ -68,6 +68,7 @@ def test_profiled_training_loop(tmp_path: Path) -> None:
         m.group(1) for m in map(FRAME.match, frames) if m and not m.group(1).startswith("<")
     }
     assert "train_loop.py" in frame_files
+    assert not [f for f in frame_files if f.startswith("quickdev/")]  # our wrappers are hidden
     for file in frame_files:
         assert any((Path(root) / file).is_file() for root in roots), file
 
@@ -114,3 +115,43 @@ def test_py_profile_alone_writes_cprofile_stats_and_no_trace(tmp_path: Path) -> 
     stats = pstats.Stats(str(run_dir / profile["py_profile"]))
     files = {file for (file, _line, _func) in stats.stats}  # type: ignore[attr-defined]
     assert any(f.endswith("train_loop.py") for f in files)
+
+
+def test_trace_shows_the_users_frames_without_quickdevs(tmp_path: Path) -> None:
+    """The job's wrappers (loader and step limits, observers, the sampler thread) leave
+    no frame in the trace; the user's lines are there and each frame's parent is kept."""
+    code, result = quickdev_run(tmp_path, "train_loop.py", "--profile")
+    assert code == 0, result
+    (trace_name,) = result["profile"]["trace_files"]
+    with gzip.open(run_dir_of(tmp_path, result) / trace_name, "rt", encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    frames = [e for e in events if e.get("cat") == "python_function"]
+    assert not [e["name"] for e in frames if "quickdev" in e["name"]]
+    by_id = {e["args"]["Python id"]: e for e in frames}
+    loop = [
+        e
+        for e in frames
+        if e["name"].startswith("train_loop.py(") and "train_one_epoch" in e["name"]
+    ]
+    assert loop, "the user's training loop frame is missing"
+    # The operators of loss.backward() (reached through our wrapper of it) are still
+    # there, inside the user's loop frame's time.
+    (outer,) = loop
+    end = outer["ts"] + outer["dur"]
+    assert any(
+        e.get("cat") == "cpu_op" and "Backward" in e["name"] and outer["ts"] <= e["ts"] <= end
+        for e in events
+    )
+    # What our wrapper of backward() calls is what the user called: torch's own backward,
+    # straight under the user's line, as when the script runs alone.
+    assert any(
+        e["name"].startswith("torch/_tensor.py(")
+        and e["name"].endswith(": backward")
+        and by_id.get(e["args"]["Python parent id"]) is outer
+        for e in frames
+    )
+    for e in frames:
+        parent = e["args"].get("Python parent id")
+        assert parent is None or parent in by_id, e["name"]
+    # One thread of Python frames: the resource sampler's thread is ours.
+    assert len({(e["pid"], e["tid"]) for e in frames}) == 1

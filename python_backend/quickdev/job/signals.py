@@ -73,15 +73,18 @@ def start_hard_stop(budget: Budget, on_expiry: Callable[[], None]) -> Callable[[
     raised: ``on_expiry`` runs on a timer thread. Returns the function that cancels it."""
     if budget.timeout_s is None:
         return lambda: None
+    delay_s = budget.timeout_s + HARD_STOP_GRACE_S
+    cancelled = threading.Event()
 
-    def expired() -> None:
-        if budget.timeout_s is not None:  # not lifted since (a debugger attached)
+    # Not a threading.Timer: waiting inside a function of ours marks the thread as ours,
+    # so the profiler's trace leaves it out (profiling/own_frames.py).
+    def wait_then_stop() -> None:
+        # Not after the wall clock was lifted since (a debugger attached).
+        if not cancelled.wait(delay_s) and budget.timeout_s is not None:
             on_expiry()
 
-    timer = threading.Timer(budget.timeout_s + HARD_STOP_GRACE_S, expired)
-    timer.daemon = True
-    timer.start()
-    return timer.cancel
+    threading.Thread(target=wait_then_stop, name="quickdev-hard-stop", daemon=True).start()
+    return cancelled.set
 
 
 def start_server_watchdog(on_unresponsive: Callable[[], None]) -> Callable[[], None]:

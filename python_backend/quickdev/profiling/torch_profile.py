@@ -24,6 +24,7 @@ from torch.profiler import ProfilerAction, ProfilerActivity, profile, schedule
 
 from quickdev.events import BaseObserver
 from quickdev.options import ProfileOptions
+from quickdev.profiling.own_frames import pack_without_own_frames
 from quickdev.rundir.layout import TRACE_SUFFIX
 
 log = logging.getLogger(__name__)
@@ -116,8 +117,11 @@ class TorchProfileObserver(BaseObserver):
         plain = final.with_name(final.name.removesuffix(".gz") + ".partial")
         packed = final.with_name(final.name + ".partial")
         prof.export_chrome_trace(str(plain))
-        with plain.open("rb") as src, gzip.open(packed, "wb", compresslevel=6) as dst:
-            shutil.copyfileobj(src, dst)
+        if self.options.with_stack:
+            pack_without_own_frames(plain, packed)
+        else:
+            with plain.open("rb") as src, gzip.open(packed, "wb", compresslevel=6) as dst:
+                shutil.copyfileobj(src, dst)
         plain.unlink()
         os.replace(packed, final)
         self.trace_files.append(final)

@@ -260,6 +260,15 @@ export class Workbench {
   }
 
   /** Picks a configuration in the Run and Debug view's dropdown by its exact label. */
+  /** The configurations the Run and Debug dropdown offers (its separators and "Add Configuration…" left out). */
+  async launchConfigurationsOffered() {
+    await this.runCommand('View: Show Run and Debug');
+    const select = this.page.locator('.start-debug-action-item select').first();
+    await select.waitFor({ timeout: 30_000 });
+    const options = await select.locator('option:not([disabled])').allInnerTexts();
+    return options.filter((label) => label.trim() && !/^Add Config/i.test(label) && !/^─+$/.test(label.trim()));
+  }
+
   async selectLaunchConfiguration(label, { timeout = 30_000 } = {}) {
     await this.runCommand('View: Show Run and Debug');
     // The dropdown sits in the view's title bar, outside the view's own content.
@@ -361,11 +370,41 @@ export class Workbench {
 
   /** A row of the Quickdev Runs view showing `label` (e.g. "train.py (run)") and `status`. */
   runsRow(label, status) {
+    return this.runsRows(label).filter({ hasText: status }).first();
+  }
+
+  /** Collapses the Explorer's folders section, so the views below it get the room. */
+  async collapseExplorerFolders({ timeout = 15_000 } = {}) {
+    await this.runCommand('View: Show Explorer');
+    const header = this.page.locator('.pane-header', { hasText: /\(Workspace\)/i }).first();
+    await header.waitFor({ timeout });
+    if ((await header.getAttribute('aria-expanded')) === 'true') await header.click();
+    await eventually('the folders section collapsed', async () => (await header.getAttribute('aria-expanded')) === 'false', { timeout });
+  }
+
+  /**
+   * Right-clicks `row` and runs `item` from its context menu. A click that lands while the menu
+   * is still opening can only highlight the item; Enter then runs the highlighted one.
+   */
+  async contextMenu(row, item, { timeout = 15_000 } = {}) {
+    await row.click({ button: 'right' });
+    const entry = this.page.getByRole('menuitem', { name: new RegExp(`^${item}`) });
+    await entry.waitFor({ timeout });
+    await entry.click();
+    const menu = this.page.locator('.context-view .monaco-menu');
+    if (await menu.isVisible()) {
+      await menu.waitFor({ state: 'hidden', timeout: 2_000 }).catch(async () => {
+        await entry.hover();
+        await this.page.keyboard.press('Enter');
+      });
+    }
+  }
+
+  /** Every row of the Quickdev Runs view showing `label`. */
+  runsRows(label) {
     return this.page
       .locator('.pane', { has: this.page.locator('.pane-header', { hasText: /Quickdev Runs/i }) })
-      .locator('.monaco-list-row', { hasText: label })
-      .filter({ hasText: status })
-      .first();
+      .locator('.monaco-list-row', { hasText: label });
   }
 
   /** Opens the Problems view from the status bar's error and warning counts. */
