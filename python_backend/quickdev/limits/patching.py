@@ -6,6 +6,7 @@ must leave the user's interpreter as it found it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,21 @@ class Patcher:
         setattr(owner, name, value)
         self._undo.append(undo)
         return original
+
+    def set_environ(self, values: dict[str, str]) -> None:
+        """Set environment variables for the job (its children see them too); undo puts
+        back the values they had, or removes them."""
+        before = {name: os.environ.get(name) for name in values}
+        os.environ.update(values)
+
+        def undo() -> None:
+            for name, value in before.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+        self._undo.append(undo)
 
     def on_undo(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` when the patches are undone (hook handles, meta path entries)."""

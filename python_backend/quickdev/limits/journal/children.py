@@ -48,17 +48,7 @@ def environment(run_dir: Path) -> dict[str, str]:
 
 def install(patcher: Patcher, run_dir: Path) -> None:
     values = environment(run_dir)
-    before = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-
-    def undo() -> None:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-    patcher.on_undo(undo)
+    patcher.set_environ(values)
 
 
 def join(run_dir: Path) -> None:

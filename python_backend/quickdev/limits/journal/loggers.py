@@ -10,7 +10,6 @@ Lightning's loggers are redirected by ``quickdev.limits.lightning``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from quickdev.limits.patching import Patcher
@@ -28,15 +27,5 @@ def environment(run_dir: Path) -> dict[str, str]:
 
 def install(patcher: Patcher, run_dir: Path) -> None:
     values = environment(run_dir)
-    before = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
+    patcher.set_environ(values)
     (run_dir / LOGGERS_DIR).mkdir(exist_ok=True)
-
-    def undo() -> None:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-    patcher.on_undo(undo)

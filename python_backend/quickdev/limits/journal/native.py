@@ -11,14 +11,12 @@ matplotlib write through Python's ``open`` and need nothing here.
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import importlib.machinery
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from quickdev.limits.import_hook import when_imported
 from quickdev.limits.journal import hook
 from quickdev.limits.patching import Patcher
 
@@ -40,16 +38,8 @@ WRITERS = (
 
 
 def install(patcher: Patcher) -> None:
-    waiting = {w.module for w in WRITERS}
-    for name in list(waiting):
-        module = sys.modules.get(name)
-        if module is not None:
-            _wrap_module(module, patcher)
-            waiting.discard(name)
-    if waiting:
-        finder = _AfterImport(waiting, lambda module: _wrap_module(module, patcher))
-        sys.meta_path.insert(0, finder)
-        patcher.on_undo(lambda: sys.meta_path.remove(finder))
+    modules = sorted({w.module for w in WRITERS})
+    when_imported(patcher, modules, lambda module: _wrap_module(module, patcher))
 
 
 def _wrap_module(module: ModuleType, patcher: Patcher) -> None:
@@ -72,38 +62,3 @@ def _announcing(original: Callable[..., Any], writer: NativeWriter) -> Callable[
         return original(*args, **kwargs)
 
     return write
-
-
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs ``then(module)`` right after one of ``names`` executes."""
-
-    def __init__(self, names: set[str], then: Callable[[ModuleType], None]) -> None:
-        self.names = names
-        self.then = then
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in self.names:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                _run_after_exec(spec, self.then)
-                return spec
-        return None
-
-
-def _run_after_exec(
-    spec: importlib.machinery.ModuleSpec, then: Callable[[ModuleType], None]
-) -> None:
-    loader = spec.loader
-    original_exec = loader.exec_module  # type: ignore[union-attr]
-
-    def exec_module(module: ModuleType) -> None:
-        original_exec(module)
-        then(module)
-
-    loader.exec_module = exec_module  # type: ignore[union-attr, method-assign]
