@@ -114,6 +114,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
     logger = logging.getLogger("quickdev")
     saved_logger = (logger.level, logger.propagate)
     handler = _log_to(run_dir)
+    log.info("%s", _how_started())
     patcher = Patcher()
     saved_sys = (list(sys.argv), list(sys.path))
     exit_code = EXIT_FAILED
@@ -308,6 +309,16 @@ def _start_debug_hooks(options: RunOptions, run_dir: Path, in_process: bool) -> 
         from quickdev.job.debugger import start_debugger
 
         start_debugger(options.listen, options.wait_for_client, run_dir)
+
+
+def _how_started() -> str:
+    """Warm (forked from a process with the imports done) or cold: the one line that tells
+    a slow or odd run's cause apart."""
+    child = sys.modules.get("quickdev.warm.child")
+    parent = getattr(child, "forked_from", None)
+    if parent is None:
+        return "started cold"
+    return f"started warm: forked from warm process {parent}"
 
 
 def _log_to(run_dir: Path) -> logging.Handler:

@@ -19,6 +19,9 @@ import quickdev
 
 Handler = Callable[[int, Any], Any] | int | None
 
+# In a forked job: the warm process's pid (the job's log says how it started).
+forked_from: int | None = None
+
 
 def signal_handlers() -> dict[signal.Signals, Handler]:
     handlers: dict[signal.Signals, Handler] = {}
@@ -35,6 +38,8 @@ def become_job(
     startup: dict[signal.Signals, Handler],
     inherited: list[int],
 ) -> list[str]:
+    global forked_from
+    forked_from = os.getppid()
     os.setsid()
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)
