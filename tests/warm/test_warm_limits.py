@@ -13,7 +13,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.support.server import collect_run_changes
-from tests.warm.support import result, run, run_until_warm
+from tests.warm.support import library, printed, result, run, run_until_warm
 
 pytestmark = pytest.mark.asyncio
 
@@ -142,7 +142,8 @@ def main():
     parser.add_argument("--mark", required=True)
     args = parser.parse_args()
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=64, n_positions=16, n_embd=32, n_layer=2, n_head=2))
+    config = GPT2Config(vocab_size=64, n_positions=16, n_embd=32, n_layer=2, n_head=2)
+    model = GPT2LMHeadModel(config)
     training = TrainingArguments(
         output_dir="out", num_train_epochs=3, per_device_train_batch_size=4, report_to=[],
         save_strategy="no",
@@ -218,3 +219,60 @@ async def test_limits_hold_the_same_in_a_warm_job_as_in_a_cold_one(
     assert cold_limits["left_in_user_folder"] == []
     if "save_file" in source:
         assert ("weights.safetensors", "created") in cold_limits["outputs"]
+
+
+# An installed library that binds torch's names when it is imported: a warm process
+# imports it before the limits exist, a cold job after.
+CKPTLIB = """\
+from torch import device, load
+
+
+def restore(path):
+    return load(path, map_location="cuda")
+
+
+def first_gpu():
+    return str(device(0))
+"""
+
+USES_CKPTLIB = """\
+import argparse
+import json
+import os
+
+import ckptlib
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mark", required=True)
+    args = parser.parse_args()
+    torch.save(torch.nn.Linear(4, 1).state_dict(), "checkpoint.pt")
+    state = ckptlib.restore("checkpoint.pt")
+    with open(args.mark, "w") as f:
+        json.dump({
+            "ppid": os.getppid(), "loaded": sorted({str(t.device) for t in state.values()}),
+            "device_0": ckptlib.first_gpu(),
+        }, f)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+async def test_names_a_library_bound_before_the_limits_are_limited_too(
+    client: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    changes = collect_run_changes(client)
+    script = workspace / "train.py"
+    script.write_text(USES_CKPTLIB)
+    mark = workspace / "mark.json"
+    env = library(tmp_path / "site", "ckptlib", CKPTLIB)
+    cold, cold_seen = await run(client, changes, script, mark, env=env)
+    warm, warm_seen = await run_until_warm(client, changes, script, mark, env=env)
+    assert [cold["status"], warm["status"]] == ["passed", "passed"], printed(warm)
+    expected = {"loaded": ["cpu"], "device_0": "cuda:0"}
+    assert {k: cold_seen[k] for k in expected} == expected
+    assert {k: warm_seen[k] for k in expected} == expected

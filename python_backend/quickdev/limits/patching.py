@@ -7,6 +7,7 @@ must leave the user's interpreter as it found it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 _MISSING = object()
@@ -15,6 +16,8 @@ _MISSING = object()
 class Patcher:
     def __init__(self) -> None:
         self._undo: list[Callable[[], None]] = []
+        # (original, replacement) of each module attribute set: see limits/rebind.py.
+        self._replaced: list[tuple[Any, Any]] = []
 
     def set(self, owner: Any, name: str, value: Any) -> Any:
         """Set ``owner.name = value``; returns the original as attribute access gave it."""
@@ -31,7 +34,13 @@ class Patcher:
 
         setattr(owner, name, value)
         self._undo.append(undo)
+        if isinstance(owner, ModuleType):
+            self._replaced.append((original, value))
         return original
+
+    def replaced(self) -> list[tuple[Any, Any]]:
+        """(original, replacement) of each module attribute set so far, oldest first."""
+        return list(self._replaced)
 
     def on_undo(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` when the patches are undone (hook handles, meta path entries)."""
@@ -40,3 +49,4 @@ class Patcher:
     def undo_all(self) -> None:
         while self._undo:
             self._undo.pop()()
+        self._replaced.clear()
