@@ -37,13 +37,15 @@ from overhead import EXAMPLES, _children_cpu_s, measure
 from tests.support.dap import DapClient
 
 WORKLOADS = Path(__file__).resolve().parent / "workloads"
-SCRIPTS = {  # script, the arguments that limit it by hand as the cold baseline
+NO_WORKERS = ["--num-workers", "0"]  # both ways: start-up is compared, not worker processes
+SCRIPTS = {  # script, its arguments, the arguments that limit it by hand (the cold baseline)
     "plain": (
         EXAMPLES / "train_loop.py",
-        ["--num-workers", "0", "--limit-batches", "2", "--epochs", "1"],
+        NO_WORKERS,
+        ["--limit-batches", "2", "--epochs", "1"],
     ),
-    "lightning": (EXAMPLES / "lightning_module.py", ["--num-workers", "0", "--fast-dev-run", "2"]),
-    "hf_trainer": (WORKLOADS / "hf_trainer.py", ["--max-steps", "2"]),
+    "lightning": (EXAMPLES / "lightning_module.py", NO_WORKERS, ["--fast-dev-run", "2"]),
+    "hf_trainer": (WORKLOADS / "hf_trainer.py", [], ["--max-steps", "2"]),
 }
 READY = re.compile(r"warm process (\d+) ready")
 READY_TIMEOUT_S = 180.0
@@ -108,16 +110,32 @@ def cpu_s(pids: list[int]) -> float:
     return total / TICKS
 
 
+def session_cpu_s(session: int) -> float:
+    """CPU seconds of the live processes of ``session`` (a job and its debugpy adapter)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session:
+                pids.append(int(entry.name))
+    return cpu_s(pids)
+
+
 def started_warm(run: dict[str, Any]) -> bool:
     log = Path(run["runDir"]) / "job.log"
     return "started warm" in log.read_text(errors="replace")
 
 
-def server_run(server: Server, script: Path, warm_pid: int) -> tuple[float, float, bool]:
+def server_run(
+    server: Server, script: Path, args: list[str], warm_pid: int
+) -> tuple[float, float, bool]:
     """Wall and CPU seconds from startJob to the run's final status; started warm?"""
     pids = [server.proc.pid, warm_pid]
     cpu_before, started = cpu_s(pids), time.perf_counter()
-    answer = server.command("quickdev.startJob", {"script": str(script)})
+    answer = server.command("quickdev.startJob", {"script": str(script), "args": args})
     run = server.wait_final(answer["runId"])
     return time.perf_counter() - started, cpu_s(pids) - cpu_before, started_warm(run)
 
@@ -137,7 +155,10 @@ def server_debug(server: Server, warm_pid: int) -> tuple[float, float, bool]:
         dap.set_breakpoints(DEBUG_SCRIPT, [step_line()])
         dap.configuration_done()
         dap.wait_for_stopped(timeout_s=120)
-        elapsed, cpu = time.perf_counter() - started, cpu_s(pids) - cpu_before
+        elapsed = time.perf_counter() - started
+        # The job is alive (not reaped yet): its session's own CPU, beside the server's.
+        job = json.loads((Path(answer["runDir"]) / "debugpy.json").read_text())["pid"]
+        cpu = cpu_s(pids) - cpu_before + session_cpu_s(int(job))
         dap.disconnect(terminate=True)
     run = server.wait_final(answer["runId"])
     return elapsed, cpu, started_warm(run)
@@ -161,17 +182,17 @@ def main() -> None:
         initialize(server, folder)
         # Each run ends with the warm process preparing again: one "ready" line to wait for.
         seen = server.ready_count()
-        server_run(server, DEBUG_SCRIPT, server.proc.pid)  # cold; the warm process follows
+        server_run(server, DEBUG_SCRIPT, DEBUG_ARGS, server.proc.pid)  # cold; warm ones follow
         warm_pid = server.wait_ready(seen)
-        for name, (script, hand_args) in SCRIPTS.items():
+        for name, (script, args, hand_args) in SCRIPTS.items():
             seen = server.ready_count()
-            server_run(server, script, warm_pid)  # its own libraries join the warm process
+            server_run(server, script, args, warm_pid)  # its own libraries join the warm process
             warm_pid = server.wait_ready(seen)
             cold, warm = [], []
             for _ in range(options.repeats):  # interleaved, so load affects both alike
-                cold.append(measure([sys.executable, str(script), *hand_args], folder))
+                cold.append(measure([sys.executable, str(script), *args, *hand_args], folder))
                 seen = server.ready_count()
-                wall, cpu, was_warm = server_run(server, script, warm_pid)
+                wall, cpu, was_warm = server_run(server, script, args, warm_pid)
                 warm_pid = server.wait_ready(seen)
                 if not was_warm:
                     sys.exit(f"{name}: a measured run started cold; see {server.log}")
