@@ -75,6 +75,13 @@ if __name__ == "__main__":
 """
 
 
+def library(root: Path, name: str, source: str) -> dict[str, str]:
+    """An installed library outside the workspace, on the job's path."""
+    (root / name).mkdir(parents=True, exist_ok=True)
+    (root / name / "__init__.py").write_text(source)
+    return {"PYTHONPATH": str(root)}
+
+
 async def run(
     client: LanguageClient,
     changes: list[dict[str, Any]],

@@ -12,16 +12,9 @@ import pytest
 from pytest_lsp import LanguageClient
 
 from tests.support.server import collect_run_changes, execute, final, wait_for
-from tests.warm.support import SCRIPT, run, run_until_warm
+from tests.warm.support import SCRIPT, library, run, run_until_warm
 
 pytestmark = pytest.mark.asyncio
-
-
-def library(root: Path, name: str, source: str) -> dict[str, str]:
-    """An installed library outside the workspace, on the job's path."""
-    (root / name).mkdir(parents=True, exist_ok=True)
-    (root / name / "__init__.py").write_text(source)
-    return {"PYTHONPATH": str(root)}
 
 
 async def test_a_package_changed_between_runs_is_seen_by_the_next(

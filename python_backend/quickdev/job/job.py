@@ -31,7 +31,7 @@ from quickdev.limits.budget import Budget, StopJob
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 from quickdev.options import RunOptions, resolve_budgets
-from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE
+from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, peak_rss_mb
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
 from quickdev.rundir.process import write_process_record
@@ -130,6 +130,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
     logger = logging.getLogger("quickdev")
     saved_logger = (logger.level, logger.propagate)
     handler = _log_to(run_dir)
+    log.info("%s", _how_started())
     patcher = Patcher()
     saved_sys = (list(sys.argv), list(sys.path))
     exit_code = EXIT_FAILED
@@ -137,7 +138,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
         exit_code = _run_with_limits(options, target, run_dir, result, patcher, in_process)
     finally:
         result.duration_s = round(time.perf_counter() - started, 3)
-        result.peak_rss_mb = _peak_rss_mb()
+        result.peak_rss_mb = peak_rss_mb()
         result.write(run_dir)
         log.info("job ended: %s (exit %d) in %.2f s", result.status, exit_code, result.duration_s)
         patcher.undo_all()
@@ -272,7 +273,7 @@ def _hard_stop(
     _end_limits(result, recorder)
     _copy_recorded(result, recorder)
     result.duration_s = round(time.perf_counter() - started, 3)
-    result.peak_rss_mb = _peak_rss_mb()
+    result.peak_rss_mb = peak_rss_mb()
     result.write(run_dir)
     stderr = sys.__stderr__ or sys.stderr
     stderr.write(f"quickdev: {stop.message}, so the process was ended (run dir: {run_dir})\n")
@@ -370,6 +371,16 @@ def _start_debug_hooks(
         start_debugger(options.listen, options.wait_for_client, run_dir, options.client_timeout_s)
 
 
+def _how_started() -> str:
+    """Warm (forked from a process with the imports done) or cold: the one line that tells
+    a slow or odd run's cause apart."""
+    child = sys.modules.get("quickdev.warm.child")
+    parent = getattr(child, "forked_from", None)
+    if parent is None:
+        return "started cold"
+    return f"started warm: forked from warm process {parent}"
+
+
 def _log_to(run_dir: Path) -> logging.Handler:
     handler = logging.FileHandler(run_dir / LOG_FILE, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -379,13 +390,3 @@ def _log_to(run_dir: Path) -> logging.Handler:
     # The job's log is ours; a script's logging.basicConfig must not print it.
     logger.propagate = False
     return handler
-
-
-def _peak_rss_mb() -> float:
-    try:
-        import resource
-    except ImportError:  # Windows
-        return 0.0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    # Linux reports KiB, macOS bytes.
-    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)

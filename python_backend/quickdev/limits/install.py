@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from quickdev.events import EventHub
-from quickdev.limits import device, eager, epochs, fabric, journal, loaders, steps
+from quickdev.limits import device, eager, epochs, fabric, journal, loaders, rebind, steps
 from quickdev.limits.budget import Budget
 from quickdev.limits.hf import HuggingFaceLimits
 from quickdev.limits.journal import loggers
@@ -49,9 +49,12 @@ def install_limits(
     lightning.install(patcher)
     fabric.install(patcher, lightning)
     HuggingFaceLimits(run_dir, batches, budget, cpu_only, placer).install(patcher)
+    # Last, after every module attribute is replaced: libraries a warm start imported
+    # before the limits hold the originals under their own names.
+    rebound = rebind.install(patcher, rebind.imported_before_limits())
     log.info(
         "limits: batches=%s max_steps=%s timeout_s=%s train_passes=%s loop_steps=%s "
-        "eval_forwards=%s device=%s",
+        "eval_forwards=%s device=%s rebound=%d",
         batches,
         budget.max_steps,
         budget.timeout_s,
@@ -59,5 +62,6 @@ def install_limits(
         budget.loop_steps,
         budget.eval_forwards,
         actual,
+        rebound,
     )
     return recorder, actual

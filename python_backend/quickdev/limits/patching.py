@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 _MISSING = object()
@@ -16,6 +17,8 @@ _MISSING = object()
 class Patcher:
     def __init__(self) -> None:
         self._undo: list[Callable[[], None]] = []
+        # (original, replacement) of each module attribute set: see limits/rebind.py.
+        self._replaced: list[tuple[Any, Any]] = []
 
     def set(self, owner: Any, name: str, value: Any) -> Any:
         """Set ``owner.name = value``; returns the original as attribute access gave it."""
@@ -32,6 +35,8 @@ class Patcher:
 
         setattr(owner, name, value)
         self._undo.append(undo)
+        if isinstance(owner, ModuleType):
+            self._replaced.append((original, value))
         return original
 
     def set_environ(self, values: dict[str, str]) -> None:
@@ -49,6 +54,10 @@ class Patcher:
 
         self._undo.append(undo)
 
+    def replaced(self) -> list[tuple[Any, Any]]:
+        """(original, replacement) of each module attribute set so far, oldest first."""
+        return list(self._replaced)
+
     def on_undo(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` when the patches are undone (hook handles, meta path entries)."""
         self._undo.append(fn)
@@ -56,3 +65,4 @@ class Patcher:
     def undo_all(self) -> None:
         while self._undo:
             self._undo.pop()()
+        self._replaced.clear()

@@ -19,6 +19,11 @@ import quickdev
 
 Handler = Callable[[int, Any], Any] | int | None
 
+# In a forked job: the warm process's pid (the job's log says how it started), and the
+# modules it imported for the job (the limits rebind names they took: limits/rebind.py).
+forked_from: int | None = None
+preloaded: tuple[str, ...] = ()
+
 
 def signal_handlers() -> dict[signal.Signals, Handler]:
     handlers: dict[signal.Signals, Handler] = {}
@@ -34,7 +39,11 @@ def become_job(
     fds: list[int],
     startup: dict[signal.Signals, Handler],
     inherited: list[int],
+    before: frozenset[str],
 ) -> list[str]:
+    global forked_from, preloaded
+    forked_from = os.getppid()
+    preloaded = tuple(name for name in list(sys.modules) if name not in before)
     os.setsid()
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)

@@ -24,8 +24,9 @@ from quickdev.warm import safety
 
 # debugpy must start in the job (after the fork): its tracer and threads belong there.
 NEVER = frozenset({"debugpy", "pydevd", "_pydevd_bundle", "_pydev_bundle", "quickdev"})
-# The job's own machinery, which imports torch; loaded after the script's libraries.
-JOB_MODULES = ("quickdev.cli", "quickdev.job.job")
+# The job's own machinery, which imports torch; loaded after the script's libraries. And
+# torch._dynamo: the first optimizer.step() imports it, and it takes as long as torch.
+JOB_MODULES = ("quickdev.cli", "quickdev.job.job", "torch._dynamo")
 
 
 @dataclass

@@ -21,6 +21,7 @@ from quickdev.warm.preload import Preloaded, library_roots, preload
 def serve(fd: int) -> list[str] | None:
     """Serve the server until it hangs up (None), or, in a forked job, return its argv."""
     startup = child.signal_handlers()  # as the interpreter set them, for the jobs
+    before = frozenset(sys.modules)  # what the jobs get beyond this was preloaded for them
     sock = socket.socket(fileno=fd)
     done = Preloaded()
     jobs: dict[int, int] = {}  # pidfd: pid
@@ -48,7 +49,7 @@ def serve(fd: int) -> list[str] | None:
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:
-                return child.become_job(message, fds, startup, [sock.fileno(), *jobs])
+                return child.become_job(message, fds, startup, [sock.fileno(), *jobs], before)
             _close(fds)
             jobs[os.pidfd_open(pid)] = pid
             protocol.send(sock, {"op": "forked", "id": message["id"], "pid": pid})
