@@ -18,6 +18,7 @@ from typing import Any
 from quickdev.limits.budget import Budget, StopJob
 from quickdev.limits.patching import Patcher
 from quickdev.processes import SERVER_PROCESS_ENV, parse_process_token, same_process
+from quickdev.threads import own_thread
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ def start_hard_stop(budget: Budget, on_expiry: Callable[[], None]) -> Callable[[
         if not cancelled.wait(delay_s) and budget.timeout_s is not None:
             on_expiry()
 
-    threading.Thread(target=wait_then_stop, name="quickdev-hard-stop", daemon=True).start()
+    own_thread(wait_then_stop, "quickdev-hard-stop").start()
     return cancelled.set
 
 
@@ -111,7 +112,7 @@ def start_server_watchdog(on_unresponsive: Callable[[], None]) -> Callable[[], N
                 on_unresponsive()
             return
 
-    threading.Thread(target=watch, name="quickdev-server-watchdog", daemon=True).start()
+    own_thread(watch, "quickdev-server-watchdog").start()
     return stopped.set
 
 

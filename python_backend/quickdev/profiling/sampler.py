@@ -19,6 +19,7 @@ from pathlib import Path
 from quickdev.events import BaseObserver
 from quickdev.rundir.result import JobResult
 from quickdev.tensorboard.event_file import ScalarEventFile
+from quickdev.threads import own_thread
 
 log = logging.getLogger(__name__)
 
@@ -111,11 +112,7 @@ class ResourceSampler(BaseObserver):
         self.interval_s = interval_s
         self.samples = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="quickdev-sampler", daemon=True)
-        # pydevd's own marks: the debugger neither lists this thread (Threads, Call Stack) nor
-        # traces it, and the user's threading.enumerate() does not see it under a debugger.
-        self._thread.pydev_do_not_trace = True  # type: ignore[attr-defined]
-        self._thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
+        self._thread = own_thread(self._run, "quickdev-sampler")
         self._writer: ScalarEventFile | None = None
 
     def start(self) -> None:
