@@ -119,8 +119,10 @@ export class Workbench {
       .first();
     await row.waitFor({ timeout });
     await row.click();
+    // The focused group's tab: after a split (TensorBoard beside the editor) another group
+    // may also show a file of that name.
     await this.page
-      .locator('.tabs-container .tab.active', { hasText: name })
+      .locator('.editor-group-container.active .tabs-container .tab.active', { hasText: name })
       .waitFor({ timeout });
   }
 
