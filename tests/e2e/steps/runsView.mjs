@@ -41,8 +41,8 @@ export function runsViewSteps(session) {
     assert.ok(existsSync(path.join(folder, '.quickdev', 'runs', RUN_ID, 'result.json')));
     // The view's file watcher should bring it without Refresh; in code-server it has not
     // been seen to fire for a runs directory under a workspace folder, so Refresh is pressed
-    // as a person would (Quickdev: Refresh Runs).
-    await workbench.runCommand('Quickdev: Refresh Runs');
+    // as a person would (the view's Refresh button).
+    await workbench.refreshRunsView();
     await workbench.runsRow(LABEL, 'passed').waitFor({ timeout: 30_000 });
     await workbench.screenshot('runs-view-terminal-run');
   });
