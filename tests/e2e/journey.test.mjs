@@ -171,11 +171,7 @@ describe('a trusted multi-root workspace', () => {
     // debugger stands in a torch.nn module's own forward. Only possible with justMyCode off.
     let where = '';
     for (let actions = 0; actions < 150; actions += 1) {
-      const file = frame.file;
-      where = await eventually(`the editor on ${file}`, async () => {
-        const shown = await workbench.activeEditorPath();
-        return shown.endsWith(`/${file}`) && shown;
-      });
+      where = await workbench.editorOnFrame(frame);
       if (frame.name === 'forward' && /site-packages\/torch\/nn\/modules\//.test(where)) break;
       // Breadcrumbs show workspace files relative to their folder, others from the root.
       const absolute = existsSync(`/${where}`) ? `/${where}` : path.join(workspace.root, where);

@@ -24,6 +24,8 @@ export function useSession(name, settings) {
         const logs = path.join(artifactsDir, 'logs', name);
         await session.server?.saveLogs(logs).catch(() => {});
         await session.workspace?.saveRuns(logs).catch(() => {});
+        // One failed step must not fail the ones after it.
+        await session.workbench?.recover().catch(() => {});
         throw error;
       }
     });

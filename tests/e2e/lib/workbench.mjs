@@ -315,6 +315,22 @@ export class Workbench {
       .click({ timeout });
   }
 
+  /**
+   * Leaves the workbench as the next step expects it after a step failed half-way: menus and
+   * the palette closed, no debug session left paused (one would take the next F5 or lens).
+   */
+  async recover({ timeout = 30_000 } = {}) {
+    await this.page.keyboard.press('Escape');
+    await this.page.keyboard.press('Escape');
+    const toolbar = this.page.locator('.debug-toolbar');
+    const stop = toolbar.locator('.action-label[aria-label^="Stop ("], .action-label[aria-label^="Disconnect ("]');
+    await eventually('no debug session', async () => {
+      if (!(await toolbar.isVisible())) return true;
+      await stop.first().click({ timeout: 2_000 }).catch(() => {});
+      return false;
+    }, { timeout, interval: 1_000 });
+  }
+
   /** Steps once and waits for the debugger to pause somewhere other than `from`. */
   async step(name, from, { timeout = 30_000 } = {}) {
     await this.debugAction(name);
@@ -329,6 +345,19 @@ export class Workbench {
       '.editor-group-container.active .breadcrumbs-control .monaco-breadcrumb-item',
     );
     return (await items.allInnerTexts()).map((text) => text.trim()).join('/');
+  }
+
+  /**
+   * Waits until the active editor shows the file of the paused `frame` (VS Code opens it on each
+   * stop) and returns its path as the breadcrumbs show it. A file of torch takes a while to open
+   * and colour on a busy machine; the error says what the editor showed instead.
+   */
+  async editorOnFrame(frame, { timeout = 45_000 } = {}) {
+    return eventually(`the editor on ${frame.file} (paused at ${frame.label})`, async () => {
+      const shown = await this.activeEditorPath();
+      if (shown.endsWith(`/${frame.file}`)) return shown;
+      throw new Error(`the editor shows "${shown}"`);
+    }, { timeout });
   }
 
   /** Expands a variable in the Variables view and returns the value shown for its `child`. */
@@ -389,9 +418,14 @@ export class Workbench {
    * is still opening can only highlight the item; Enter then runs the highlighted one.
    */
   async contextMenu(row, item, { timeout = 15_000 } = {}) {
-    await row.click({ button: 'right' });
     const entry = this.page.getByRole('menuitem', { name: new RegExp(`^${item}`) });
-    await entry.waitFor({ timeout });
+    // A right-click on a row the view is re-rendering (a refresh) opens no menu: click again.
+    await eventually(`"${item}" in the context menu`, async () => {
+      if (await entry.isVisible()) return true;
+      await row.click({ button: 'right', timeout: 2_000 });
+      await entry.waitFor({ timeout: 2_000 });
+      return true;
+    }, { timeout });
     await entry.click();
     const menu = this.page.locator('.context-view .monaco-menu');
     if (await menu.isVisible()) {
