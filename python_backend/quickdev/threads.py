@@ -16,4 +16,10 @@ def own_thread(target: Callable[[], None], name: str) -> threading.Thread:
     thread = threading.Thread(target=target, name=name, daemon=True)
     thread.pydev_do_not_trace = True  # type: ignore[attr-defined]
     thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
+    thread.quickdev_own = True  # type: ignore[attr-defined]
     return thread
+
+
+def is_own_thread(thread: threading.Thread) -> bool:
+    """Whether Quickdev started it (not the user's code): it writes only to the run dir."""
+    return getattr(thread, "quickdev_own", False)

@@ -42,6 +42,7 @@ from quickdev.limits.journal.restore import Restored, restore
 from quickdev.limits.journal.scope import Scope
 from quickdev.limits.patching import Patcher
 from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE
+from quickdev.threads import is_own_thread
 
 LATE_THREAD_GRACE_S = 5.0
 
@@ -92,6 +93,8 @@ class JournalSession:
         late = []
         for thread in threading.enumerate():
             if thread.ident in self.threads_before or thread is threading.current_thread():
+                continue
+            if is_own_thread(thread):  # the sampler stops after the restore, by design
                 continue
             if not thread.daemon:
                 thread.join(max(0.0, deadline - time.monotonic()))
