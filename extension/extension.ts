@@ -44,11 +44,12 @@ export function activate(context: vscode.ExtensionContext): void {
     await server.start(interpreter);
   });
   const restart = (): Promise<void> => restarts.request();
+  const runsTree = vscode.window.createTreeView("quickdev.runs", { treeDataProvider: runsView, canSelectMany: true });
 
   context.subscriptions.push(
     ...registerCommands(server, jobs, panels, restart, results, outputs),
-    vscode.window.createTreeView("quickdev.runs", { treeDataProvider: runsView, canSelectMany: true }),
-    new RunsWatcher(() => jobs.refreshRuns()),
+    runsTree,
+    new RunsWatcher(() => jobs.refreshRuns(), runsTree),
     server.onRunChanged((summary) => store.update(summary)),
     // Runs from earlier sessions show up once the server is there to list them.
     server.onReadyChanged((ready) => ready && void jobs.refreshRuns()),

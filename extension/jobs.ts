@@ -153,13 +153,15 @@ export class Jobs {
   }
 
   /** Fills the store from the server (after a (re)start). */
-  async refreshRuns(): Promise<void> {
+  /** Whether the server listed them (it may be starting or stopped). */
+  async refreshRuns(): Promise<boolean> {
     const answer = await this.server.command<{ runs: RunSummary[] }>("quickdev.listRuns", {});
     if (isError(answer)) {
       log.warn(answer.error);
-      return;
+      return false;
     }
     this.store.replaceAll(answer.runs);
+    return true;
   }
 
   private announce(run: RunSummary): void {

@@ -437,13 +437,6 @@ export class Workbench {
   }
 
   /** Every row of the Quickdev Runs view showing `label`. */
-  /** Presses the Runs view's Refresh button in its title bar (shown while the header is hovered). */
-  async refreshRunsView({ timeout = 15_000 } = {}) {
-    const header = this.page.locator('.pane-header', { hasText: /Quickdev Runs/i }).first();
-    await header.hover();
-    await header.locator('.action-label[aria-label="Refresh Runs"]').click({ timeout });
-  }
-
   runsRows(label) {
     return this.page
       .locator('.pane', { has: this.page.locator('.pane-header', { hasText: /Quickdev Runs/i }) })
