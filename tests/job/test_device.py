@@ -137,6 +137,26 @@ def test_gpu_checkpoint_from_a_missing_index_lands_on_cuda0(
     assert run.result["device"]["remaps"]["torch.load map_location"] >= 1
 
 
+CPU_ONLY_SCRIPT = """
+import time, torch
+torch.ones(3) * 2
+time.sleep(1.5)  # the resource sampler ticks every 0.5 s meanwhile
+print("cuda initialized:", torch.cuda.is_initialized())
+"""
+
+
+@needs_gpu
+def test_a_cpu_only_job_on_a_gpu_machine_creates_no_cuda_context(
+    run_quickdev: Any, tmp_path: Path
+) -> None:
+    """Quickdev's own observers must not start CUDA: seconds and GPU memory the script did
+    not ask for."""
+    (tmp_path / "cpu_only.py").write_text(CPU_ONLY_SCRIPT)
+    run = run_quickdev("cpu_only.py", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "cuda initialized: False" in run.stdout, run.stdout
+
+
 @needs_gpu
 def test_gpu_pinned_device_flag_maps_every_index(run_quickdev: Any, workdir: Path) -> None:
     run = run_quickdev("--device", "cuda:0", "--max-steps", "2", "amp_step.py", cwd=workdir)

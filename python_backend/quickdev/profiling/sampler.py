@@ -89,6 +89,11 @@ def _gpu_reader() -> Callable[[], dict[str, float]] | None:
         return None
 
     def gpu() -> dict[str, float]:
+        # Only once the job itself has started CUDA: asking first (utilization() picks the
+        # current device) would create a CUDA context in a CPU-only job, a second or two
+        # and hundreds of MB of GPU memory the script never asked for.
+        if not torch.cuda.is_initialized():
+            return {}
         values = {
             "gpu/memory_allocated_mb": torch.cuda.memory_allocated() / 2**20,
             "gpu/memory_reserved_mb": torch.cuda.memory_reserved() / 2**20,

@@ -40,7 +40,10 @@ def resolve_device(requested: str) -> str:
             f"--device {requested}: this machine has no CUDA device; use --device cpu or auto"
         )
     if requested == "auto":
-        return f"cuda:{torch.cuda.current_device()}"
+        # Before CUDA starts the current device is index 0; asking current_device() would
+        # start CUDA (seconds, GPU memory) in a job that may never use it.
+        current = torch.cuda.current_device() if torch.cuda.is_initialized() else 0
+        return f"cuda:{current}"
     index = torch.device(requested).index or 0
     if index >= torch.cuda.device_count():
         raise DeviceUnavailable(
