@@ -36,6 +36,17 @@ except ImportError:
     pass
 
 
+class Farewell:
+    # The script's own garbage, finalized as the interpreter ends (a cycle: only the
+    # collector frees it).
+    def __del__(self):
+        os.write(1, b"farewell from the script's garbage\\n")
+
+
+FAREWELL = Farewell()
+FAREWELL.cycle = FAREWELL
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mark", required=True)

@@ -47,5 +47,7 @@ async def test_a_warm_job_and_a_cold_job_give_the_same_results(
         for key in ("type", "message", "file", "line"):
             assert (warm_result["error"] or {}).get(key) == (cold_result["error"] or {}).get(key)
         assert ["hello from the script" in printed(r) for r in (warm, cold)] == [True, True]
+        # The warm process hides its own objects from the collector; the job's are not.
+        assert ["farewell" in printed(r) for r in (warm, cold)] == [True, True]
         outcomes[crash] = warm_result["status"]
     assert outcomes == {(): "passed", ("--crash",): "failed"}
