@@ -85,6 +85,8 @@ def _reader() -> Callable[[], dict[str, float]]:
 def _gpu_reader() -> Callable[[], dict[str, float]] | None:
     import torch
 
+    from quickdev.limits.device.engine import cuda_started
+
     if not torch.cuda.is_available():
         return None
 
@@ -92,7 +94,7 @@ def _gpu_reader() -> Callable[[], dict[str, float]] | None:
         # Only once the job itself has started CUDA: asking first (utilization() picks the
         # current device) would create a CUDA context in a CPU-only job, a second or two
         # and hundreds of MB of GPU memory the script never asked for.
-        if not torch.cuda.is_initialized():
+        if not cuda_started():
             return {}
         values = {
             "gpu/memory_allocated_mb": torch.cuda.memory_allocated() / 2**20,

@@ -27,6 +27,11 @@ class DeviceUnavailable(RuntimeError):
     """A call that needs a device this job cannot stand in for; its message is one line."""
 
 
+def cuda_started() -> bool:
+    """Whether CUDA has been initialized in this process (asking does not initialize it)."""
+    return bool(torch.cuda.is_initialized())  # type: ignore[no-untyped-call]
+
+
 def resolve_device(requested: str) -> str:
     """The device the job runs on, for ``--device auto|cpu|cuda|cuda:N``.
 
@@ -42,7 +47,7 @@ def resolve_device(requested: str) -> str:
     if requested == "auto":
         # Before CUDA starts the current device is index 0; asking current_device() would
         # start CUDA (seconds, GPU memory) in a job that may never use it.
-        current = torch.cuda.current_device() if torch.cuda.is_initialized() else 0
+        current = torch.cuda.current_device() if cuda_started() else 0
         return f"cuda:{current}"
     index = torch.device(requested).index or 0
     if index >= torch.cuda.device_count():
