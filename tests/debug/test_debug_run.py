@@ -91,3 +91,28 @@ def test_listen_on_a_taken_port_fails_with_a_clear_message(tmp_path: Path) -> No
         )  # fmt: skip
     assert proc.returncode != 0
     assert f"127.0.0.1:{port}" in proc.stderr
+
+
+LIGHTNING_METRIC = """
+import lightning.pytorch  # a Lightning script: the debug job imports Lightning early
+from torchmetrics.functional.text.wer import tensor  # torchmetrics' own `from torch import tensor`
+
+print("metric tensor on", tensor(1.0, device="cuda").device)
+"""
+
+
+def test_a_debug_job_limits_libraries_it_imported_before_the_limits(tmp_path: Path) -> None:
+    """A debug job imports Lightning before the limits (debugpy's tracing makes imports
+    slow); names Lightning's libraries bound then still get the CUDA-to-CPU remap, as in a
+    plain run."""
+    script = tmp_path / "metric.py"
+    script.write_text(LIGHTNING_METRIC)
+    job = subprocess.run(
+        [
+            sys.executable, "-m", "quickdev", "run", "--listen", "127.0.0.1:0",
+            "--device", "cpu", "--runs-dir", str(tmp_path / "runs"), str(script),
+        ],
+        cwd=tmp_path, env=quickdev_env(), capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert job.returncode == 0, job.stderr
+    assert "metric tensor on cpu" in job.stdout

@@ -184,11 +184,11 @@ def _run_with_limits(
             )
             patcher.on_undo(stop_watchdog)
         progress.write()
-        _import_heavy_modules(options, target)
+        imported_early = _import_heavy_modules(options, target)
 
         from quickdev.limits.install import install_limits
 
-        recorder, device = install_limits(options, run_dir, hub, budget, patcher)
+        recorder, device = install_limits(options, run_dir, hub, budget, patcher, imported_early)
         result.limits.device = device
         from quickdev.job.observers import job_observers
 
@@ -327,21 +327,25 @@ def _record_exit(result: JobResult, exc: SystemExit) -> int:
     return EXIT_FAILED
 
 
-def _import_heavy_modules(options: RunOptions, target: Target) -> None:
-    """torch always; Lightning too when debugging a script that mentions it.
+def _import_heavy_modules(options: RunOptions, target: Target) -> list[str]:
+    """torch always; Lightning too when debugging a script that mentions it. Returns the
+    modules imported here besides torch (they are imported before the limits).
 
     Imported before debugpy starts, since its tracing makes imports slow. Without a
     debugger, Lightning is imported only if and when the script imports it.
     """
     import torch  # noqa: F401
 
-    if options.listen is not None and target.mentions("lightning"):
-        for name in ("lightning.pytorch", "pytorch_lightning"):
-            try:
-                __import__(name)
-                break
-            except ImportError:
-                continue
+    if options.listen is None or not target.mentions("lightning"):
+        return []
+    before = set(sys.modules)
+    for name in ("lightning.pytorch", "pytorch_lightning"):
+        try:
+            __import__(name)
+            break
+        except ImportError:
+            continue
+    return [name for name in sys.modules if name not in before]
 
 
 def _lift_wall_clock(budget: Budget, result: JobResult) -> None:

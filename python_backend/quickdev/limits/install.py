@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 
 from quickdev.events import EventHub
@@ -20,9 +21,16 @@ log = logging.getLogger(__name__)
 
 
 def install_limits(
-    options: RunOptions, run_dir: Path, hub: EventHub, budget: Budget, patcher: Patcher
+    options: RunOptions,
+    run_dir: Path,
+    hub: EventHub,
+    budget: Budget,
+    patcher: Patcher,
+    imported_early: Iterable[str] = (),
 ) -> tuple[Recorder, str]:
-    """Returns the recorder the limits report to and the device the job runs on."""
+    """Returns the recorder the limits report to and the device the job runs on.
+    ``imported_early``: libraries the job imported before the limits (a debug job's
+    Lightning), which hold the originals of what the limits replace."""
     recorder = Recorder(hub, budget)
     batches = None if options.no_limits else options.batches
     actual = device.resolve_device(options.device)
@@ -49,9 +57,9 @@ def install_limits(
     lightning.install(patcher)
     fabric.install(patcher, lightning)
     HuggingFaceLimits(run_dir, batches, budget, cpu_only, placer).install(patcher)
-    # Last, after every module attribute is replaced: libraries a warm start imported
-    # before the limits hold the originals under their own names.
-    rebound = rebind.install(patcher, rebind.imported_before_limits())
+    # Last, after every module attribute is replaced: libraries a warm start or a debug
+    # job imported before the limits hold the originals under their own names.
+    rebound = rebind.install(patcher, rebind.imported_before_limits(imported_early))
     log.info(
         "limits: batches=%s max_steps=%s timeout_s=%s train_passes=%s loop_steps=%s "
         "eval_forwards=%s device=%s rebound=%d",

@@ -2,9 +2,10 @@
 its top), pointed at the replacements, as a cold job's imports would have bound them.
 
 A cold job imports the script's libraries after the limits are installed, so a library's
-``from torch import load`` binds the limited ``load``. A job forked from a warm process
-finds them imported already, holding the originals: without this, ``load(...,
-map_location="cuda")`` inside such a library would fail on a CPU machine in a warm job only.
+``from torch import load`` binds the limited ``load``. A job forked from a warm process,
+and a debug job that imported Lightning early, find them imported already, holding the
+originals: without this, ``load(..., map_location="cuda")`` inside such a library (or
+torchmetrics' ``tensor(..., device="cuda")``) would fail on a CPU machine in those jobs only.
 Only module attributes are concerned: a class's replaced method is looked up on the class
 at each call.
 """
@@ -23,12 +24,14 @@ from quickdev.limits.patching import Patcher
 COLD_BEFORE_LIMITS = frozenset({"quickdev", "torch", *sys.stdlib_module_names})
 
 
-def imported_before_limits() -> list[str]:
-    """The modules a warm process imported that a cold job imports only after the limits
-    (empty in a cold job)."""
+def imported_before_limits(imported_early: Iterable[str] = ()) -> list[str]:
+    """The modules a plain cold job imports only after the limits that this one imported
+    before them: a warm process's preloads, and ``imported_early`` (a debug job imports
+    Lightning before debugpy's tracing slows imports down)."""
     child = sys.modules.get("quickdev.warm.child")
     preloaded: Iterable[str] = getattr(child, "preloaded", ())
-    return [name for name in preloaded if name.partition(".")[0] not in COLD_BEFORE_LIMITS]
+    names = dict.fromkeys([*preloaded, *imported_early])
+    return [name for name in names if name.partition(".")[0] not in COLD_BEFORE_LIMITS]
 
 
 def install(patcher: Patcher, module_names: Iterable[str]) -> int:
