@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from precompiled import compile_quickdev
+
 IDIOMS = Path(__file__).resolve().parent.parent / "tests" / "job" / "idioms"
 
 # script -> (source replacements that limit it by hand, its own arguments when limited)
@@ -93,6 +95,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", help="one script name, e.g. gpt_loop.py")
     options = parser.parse_args()
+    compile_quickdev()
     python = sys.executable
     ratios: list[float] = []
     cpu_ratios: list[float] = []

@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from precompiled import compile_quickdev
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BATCHES = "2"
 SMALL_OPS_STEPS = "300"
@@ -81,6 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="repetitions of each variant")
     args = parser.parse_args()
+    compile_quickdev()
 
     with tempfile.TemporaryDirectory(prefix="quickdev-bench-") as tmp:
         cwd = Path(tmp)
