@@ -8,6 +8,7 @@ import torch
 import torch.distributed as dist
 from quickdev.limits import device
 from quickdev.limits.device.engine import DeviceEngine
+from quickdev.limits.device.functions import _OWN_HANDLER, device_functions
 from quickdev.limits.patching import Patcher
 from torch.nn.parallel import DistributedDataParallel
 from torch.overrides import _get_current_function_mode_stack
@@ -94,3 +95,23 @@ def test_devices_still_pickle_while_the_engine_stands_in_for_torch_device() -> N
     loaded = pickle.loads(blob)
     assert type(loaded["where"]) is torch.device and loaded["where"].type == "cpu"
     assert loaded["gpu"] == torch.device("cuda", 0)
+
+
+def test_every_function_with_a_device_argument_is_found() -> None:
+    """The scan asks only for the schemas of torch's own names; the whole registry, read
+    schema by schema, names the same functions (torch.tensor, zeros_like, fft.fftfreq...)."""
+    in_registry = set()
+    for schema in torch._C._jit_get_all_schemas():
+        namespace, _, name = schema.name.partition("::")
+        public = namespace == "aten" and not name.startswith("_") and name not in _OWN_HANDLER
+        if public and any(argument.name == "device" for argument in schema.arguments):
+            in_registry.add(name)
+    expected = []
+    for name in sorted(in_registry):
+        for owner, attribute in ((torch, name), (torch.Tensor, name), (torch.fft, name[4:])):
+            if attribute and callable(getattr(owner, attribute, None)):
+                expected.append((owner, attribute, name))
+                break
+    found = list(device_functions())
+    assert found == expected
+    assert {"tensor", "zeros_like", "fft_fftfreq", "new_empty"} <= {name for *_, name in found}

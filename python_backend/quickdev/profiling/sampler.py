@@ -2,8 +2,10 @@
 
 Written as TensorBoard scalars into the run directory (by hand, see event_file.py:
 importing TensorBoard's writer would cost the job half a second), so the run's
-Scalars tab shows utilisation beside the profiler's trace. psutil is used when the job's
-interpreter has it; otherwise the process's own counters are read directly.
+Scalars tab shows utilisation beside the profiler's trace. Where there is ``/proc``
+(Linux) the figures are read from it: importing psutil would cost each job ~10 ms for
+the same numbers. Elsewhere psutil is used when the job's interpreter has it; without
+it, CPU time comes from ``os.times()`` alone.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from quickdev.events import BaseObserver
 from quickdev.rundir.result import JobResult
@@ -32,6 +35,20 @@ def _rss_mb_from_proc() -> float | None:
     except (OSError, IndexError, ValueError):
         return None
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _memory_percent_from_proc() -> float | None:
+    """The machine's memory in use, as psutil's ``virtual_memory().percent`` computes it:
+    (MemTotal - MemAvailable) / MemTotal."""
+    try:
+        fields = {}
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            name, _, value = line.partition(":")
+            fields[name] = int(value.split()[0])
+        total, available = fields["MemTotal"], fields["MemAvailable"]
+    except (OSError, IndexError, KeyError, ValueError):
+        return None
+    return 100.0 * (total - available) / total if total > 0 else None
 
 
 class _CpuClock:
@@ -54,21 +71,30 @@ class _CpuClock:
 
 
 def _reader() -> Callable[[], dict[str, float]]:
-    """The function that takes one sample; chosen once, by what is installed."""
-    try:
-        import psutil
-    except ImportError:
-        clock = _CpuClock()
+    """The function that takes one sample; chosen once, by what the system offers."""
+    if _rss_mb_from_proc() is None:
+        try:
+            import psutil
+        except ImportError:
+            pass
+        else:
+            return _psutil_reader(psutil)
+    clock = _CpuClock()
 
-        def plain() -> dict[str, float]:
-            values = {"system/cpu_percent": clock.percent()}
-            rss = _rss_mb_from_proc()
-            if rss is not None:
-                values["system/rss_mb"] = rss
-            return values
+    def plain() -> dict[str, float]:
+        values = {"system/cpu_percent": clock.percent()}
+        rss = _rss_mb_from_proc()
+        if rss is not None:
+            values["system/rss_mb"] = rss
+        memory = _memory_percent_from_proc()
+        if memory is not None:
+            values["system/memory_percent"] = memory
+        return values
 
-        return plain
+    return plain
 
+
+def _psutil_reader(psutil: Any) -> Callable[[], dict[str, float]]:
     proc = psutil.Process()
     proc.cpu_percent(None)  # the first call only sets the baseline
 

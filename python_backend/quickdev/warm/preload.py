@@ -25,15 +25,15 @@ from quickdev.warm import safety
 # debugpy must start in the job (after the fork): its tracer and threads belong there.
 NEVER = frozenset({"debugpy", "pydevd", "_pydevd_bundle", "_pydev_bundle", "quickdev"})
 # The job's own machinery, which imports torch; loaded after the script's libraries (as a
-# cold job loads the limits after them), with psutil, which the resource sampler reads
-# when installed. And torch._dynamo: the first optimizer.step() imports it, and it takes
-# as long as torch.
+# cold job loads the limits after them), with the static analysis that a budget's stop
+# advice imports when it is needed. And torch._dynamo: the first optimizer.step()
+# imports it, and it takes as long as torch.
 JOB_MODULES = (
     "quickdev.cli",
     "quickdev.job.job",
     "quickdev.limits.install",
     "quickdev.job.observers",
-    "psutil",
+    "quickdev.analysis",
     "torch._dynamo",
 )
 

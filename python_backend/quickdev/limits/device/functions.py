@@ -26,17 +26,29 @@ _OWN_HANDLER = frozenset({"to", "pin_memory", "is_pinned", "Generator"})
 
 def device_functions() -> Iterator[tuple[Any, str, str]]:
     """``(owner, attribute, aten name)`` for each public function with a device argument."""
-    names: set[str] = set()
-    for schema in torch._C._jit_get_all_schemas():
-        namespace, _, name = schema.name.partition("::")
-        public = namespace == "aten" and not name.startswith("_") and name not in _OWN_HANDLER
-        if public and any(argument.name == "device" for argument in schema.arguments):
-            names.add(name)
-    for name in sorted(names):
+    for name in sorted(_names_with_device()):
         for owner, attribute in ((torch, name), (torch.Tensor, name), (torch.fft, name[4:])):
             if attribute and callable(getattr(owner, attribute, None)):
                 yield owner, attribute, name
                 break
+
+
+def _names_with_device() -> set[str]:
+    """The aten operators with a ``device`` argument that torch, ``Tensor`` or ``torch.fft``
+    has a function for. Only those names' schemas are asked for: building every schema
+    in the registry (``_jit_get_all_schemas``, 4000+) took ~17 ms of each job, this ~7."""
+    candidates = {*dir(torch), *dir(torch.Tensor), *(f"fft_{name}" for name in dir(torch.fft))}
+    return {
+        name
+        for name in candidates
+        if not name.startswith("_")
+        and name not in _OWN_HANDLER
+        and any(
+            argument.name == "device"
+            for schema in torch._C._jit_get_schemas_for_operator(f"aten::{name}")
+            for argument in schema.arguments
+        )
+    }
 
 
 def install(patcher: Patcher, engine: DeviceEngine) -> None:
