@@ -327,8 +327,9 @@ describe('a trusted multi-root workspace', () => {
           await mainThread.locator('.monaco-tl-twistie').click({ timeout: 1_000 });
           return unfolded.waitFor({ timeout: 3_000 }).then(() => true, () => false);
         }, { timeout: 30_000 });
-        const frame = await workbench.pausedAt('the loop of long_job.py', (f) => f.file === 'long_job.py');
-        await page.locator('.debug-call-stack .monaco-list-row[aria-label^="Stack Frame "]').first().click();
+        // The pause can land inside pathlib (`stop.exists()`): the loop's frame is then below.
+        const frame = await workbench.frameShown('the loop of long_job.py', (f) => f.file === 'long_job.py');
+        await workbench.callStackRow(frame.index).click();
         assert.equal(frame.name, 'train');
         const stepRow = page.locator('.debug-variables .monaco-list-row[aria-label^="step, value "]').first();
         const label = await eventually('"step" in the Variables view', () => stepRow.getAttribute('aria-label', { timeout: 1_000 }).catch(() => undefined));

@@ -201,26 +201,54 @@ export class Workbench {
 
   // --- debugging -------------------------------------------------------------------------
 
+  /**
+   * The Call Stack's rows in the order shown. The list reuses its row elements, so their order
+   * in the page is not the order on screen (a row of the stack before the last step can come
+   * first in the page): `data-index` is the place on screen. Sticky copies of rows left out.
+   */
+  async callStackRows() {
+    const rows = this.page.locator('.debug-call-stack .monaco-list-row:not(.monaco-tree-sticky-row)');
+    const seen = await rows.evaluateAll((elements) =>
+      elements.map((element) => ({
+        index: Number(element.getAttribute('data-index')),
+        label: element.getAttribute('aria-label') ?? '',
+        text: element.innerText,
+      })),
+    );
+    return seen.sort((a, b) => a.index - b.index);
+  }
+
+  callStackRow(index) {
+    return this.page.locator(`.debug-call-stack .monaco-list-row[data-index="${index}"]:not(.monaco-tree-sticky-row)`);
+  }
+
   /** The top stack frame of the paused thread, as the Call Stack view shows it. */
   async topFrame() {
     // Frames sit under their thread's row, or at the top when the job shows one thread only.
     // Library frames (torch's) come folded as "Show N More Stack Frames": unfold them first.
-    const rows = this.page.locator('.debug-call-stack .monaco-list-row');
-    const seen = await rows.evaluateAll((elements) =>
-      elements.map((element) => ({ label: element.getAttribute('aria-label') ?? '', text: element.innerText })),
+    const seen = await this.callStackRows();
+    const row = seen.find(
+      (candidate) =>
+        candidate.label.startsWith('Stack Frame ') || /More Stack Frames/.test(`${candidate.label} ${candidate.text}`),
     );
-    const index = seen.findIndex(
-      (row) => row.label.startsWith('Stack Frame ') || /More Stack Frames/.test(`${row.label} ${row.text}`),
-    );
-    if (index < 0) return undefined;
-    const { label, text } = seen[index];
-    if (/More Stack Frames/.test(`${label} ${text}`)) {
-      await rows.nth(index).click({ timeout: 1_000 });
+    if (!row) return undefined;
+    if (/More Stack Frames/.test(`${row.label} ${row.text}`)) {
+      await this.callStackRow(row.index).click({ timeout: 1_000 });
       return undefined;
     }
-    const match = /^Stack Frame (.+), line (\d+), (.+)$/.exec(label);
-    if (!match) return undefined;
-    return { name: match[1], line: Number(match[2]), file: match[3], label };
+    return parseFrame(row);
+  }
+
+  /**
+   * Waits until the Call Stack shows a frame that `accept` takes (the topmost such), and
+   * returns it with its row's `index`: where a pause lands in a library (pathlib, torch) the
+   * user's frame is further down, as a person reads it.
+   */
+  async frameShown(what, accept, { timeout = 60_000 } = {}) {
+    return eventually(`${what} in the Call Stack`, async () => {
+      const frames = (await this.callStackRows()).map(parseFrame).filter(Boolean);
+      return frames.find(accept);
+    }, { timeout });
   }
 
   /** Waits until the debugger is paused with a top frame that `accept` takes, and returns it. */
@@ -463,6 +491,12 @@ export class Workbench {
     await roots.first().waitFor({ timeout });
     return roots.evaluateAll((rows) => rows.map((row) => row.getAttribute('aria-label')));
   }
+}
+
+/** A Call Stack row's frame ("Stack Frame name, line N, file"), or undefined for other rows. */
+function parseFrame({ index, label }) {
+  const match = /^Stack Frame (.+), line (\d+), (.+)$/.exec(label);
+  return match ? { name: match[1], line: Number(match[2]), file: match[3], label, index } : undefined;
 }
 
 /** A regular expression matching exactly `text`, for locator filters. */
