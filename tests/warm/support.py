@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_lsp import LanguageClient
 
-from tests.support.server import execute, final, server_pid, wait_for
+from tests.support.server import collect_run_changes, execute, final, server_pid, wait_for
 
 # A cold job is the server's child, a warm one the warm process's. PRELOADED: libraries
 # loaded before the script imported them (only a warm process preloads them).
@@ -84,6 +84,17 @@ def main():
 if __name__ == "__main__":
     main()
 """
+
+
+def training_script(
+    client: LanguageClient, workspace: Path, source: str
+) -> tuple[list[dict[str, Any]], Path, Path]:
+    """`source` as the workspace's train.py: the run changes the client will collect, the
+    script, and the file it records how it was started in (``--mark``)."""
+    changes = collect_run_changes(client)
+    script = workspace / "train.py"
+    script.write_text(source)
+    return changes, script, workspace / "mark.json"
 
 
 def library(root: Path, name: str, source: str) -> dict[str, str]:

@@ -12,8 +12,8 @@ from pytest_lsp import LanguageClient
 
 from tests.support.dap import DapClient
 from tests.support.debug import line_of
-from tests.support.server import collect_run_changes, execute, final, wait_for
-from tests.warm.support import SCRIPT, run_until_warm
+from tests.support.server import execute, final, wait_for
+from tests.warm.support import SCRIPT, run_until_warm, training_script
 
 pytestmark = pytest.mark.asyncio
 
@@ -45,10 +45,7 @@ def stop_at(attach: dict[str, Any], script: Path, line: int) -> tuple[str, int, 
 async def test_a_warm_debug_run_stops_at_a_breakpoint_in_the_training_loop(
     client: LanguageClient, workspace: Path
 ) -> None:
-    changes = collect_run_changes(client)
-    script = workspace / "train.py"
-    script.write_text(SCRIPT)
-    mark = workspace / "mark.json"
+    changes, script, mark = training_script(client, workspace, SCRIPT)
     await run_until_warm(client, changes, script, mark)
     for _ in range(4):  # the warm process re-imports after each run: it may not be ready yet
         answer = await execute(

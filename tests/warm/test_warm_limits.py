@@ -12,8 +12,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.support.server import collect_run_changes
-from tests.warm.support import library, printed, result, run, run_until_warm
+from tests.warm.support import library, printed, result, run, run_until_warm, training_script
 
 pytestmark = pytest.mark.asyncio
 
@@ -195,10 +194,7 @@ def limits_seen(summary: dict[str, Any], seen: dict[str, Any], workspace: Path) 
 async def test_limits_hold_the_same_in_a_warm_job_as_in_a_cold_one(
     client: LanguageClient, workspace: Path, source: str
 ) -> None:
-    changes = collect_run_changes(client)
-    script = workspace / "train.py"
-    script.write_text(source)
-    mark = workspace / "mark.json"
+    changes, script, mark = training_script(client, workspace, source)
     warm, warm_seen = await run_until_warm(client, changes, script, mark)
     warm_limits = limits_seen(warm, warm_seen, workspace)
     client.workspace_did_change_configuration(
@@ -265,10 +261,7 @@ if __name__ == "__main__":
 async def test_names_a_library_bound_before_the_limits_are_limited_too(
     client: LanguageClient, workspace: Path, tmp_path: Path
 ) -> None:
-    changes = collect_run_changes(client)
-    script = workspace / "train.py"
-    script.write_text(USES_CKPTLIB)
-    mark = workspace / "mark.json"
+    changes, script, mark = training_script(client, workspace, USES_CKPTLIB)
     env = library(tmp_path / "site", "ckptlib", CKPTLIB)
     cold, cold_seen = await run(client, changes, script, mark, env=env)
     warm, warm_seen = await run_until_warm(client, changes, script, mark, env=env)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from pytest_lsp import LanguageClient
 
-from tests.support.server import collect_run_changes, execute, final, wait_for
-from tests.warm.support import SCRIPT, library, run, run_until_warm
+from tests.support.server import execute, final, wait_for
+from tests.warm.support import SCRIPT, library, run, run_until_warm, training_script
 
 pytestmark = pytest.mark.asyncio
 
@@ -20,10 +20,7 @@ pytestmark = pytest.mark.asyncio
 async def test_a_package_changed_between_runs_is_seen_by_the_next(
     client: LanguageClient, workspace: Path, tmp_path: Path
 ) -> None:
-    changes = collect_run_changes(client)
-    script = workspace / "train.py"
-    script.write_text(SCRIPT)
-    mark = workspace / "mark.json"
+    changes, script, mark = training_script(client, workspace, SCRIPT)
     env = library(tmp_path / "site", "fakelib", "VALUE = 1\n")
     _, seen = await run_until_warm(client, changes, script, mark, env=env)
     assert seen["value"] == 1 and seen["preloaded"] == ["fakelib"]
@@ -37,10 +34,7 @@ async def test_a_package_changed_between_runs_is_seen_by_the_next(
 async def test_a_library_that_starts_a_thread_at_import_is_never_preloaded(
     client: LanguageClient, workspace: Path, tmp_path: Path
 ) -> None:
-    changes = collect_run_changes(client)
-    script = workspace / "train.py"
-    script.write_text(SCRIPT)
-    mark = workspace / "mark.json"
+    changes, script, mark = training_script(client, workspace, SCRIPT)
     source = (
         "import threading, time\n"
         "threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
@@ -80,10 +74,7 @@ def group_members(pgid: int) -> list[int]:
 async def test_a_warm_job_cancelled_or_killed_leaves_nothing_behind(
     client: LanguageClient, workspace: Path, how: str
 ) -> None:
-    changes = collect_run_changes(client)
-    script = workspace / "train.py"
-    script.write_text(SCRIPT)
-    mark = workspace / "mark.json"
+    changes, script, mark = training_script(client, workspace, SCRIPT)
     await run_until_warm(client, changes, script, mark)
     pid_file = workspace / "pid"
     slow = SCRIPT.replace(

@@ -8,8 +8,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.support.server import collect_run_changes
-from tests.warm.support import SCRIPT, printed, result, run, run_until_warm
+from tests.warm.support import SCRIPT, printed, result, run, run_until_warm, training_script
 
 pytestmark = pytest.mark.asyncio
 
@@ -19,10 +18,7 @@ SAME = ("argv", "cwd", "name", "path0", "var", "sigint", "sigterm", "stdin", "si
 async def test_a_warm_job_and_a_cold_job_give_the_same_results(
     client: LanguageClient, workspace: Path
 ) -> None:
-    changes = collect_run_changes(client)
-    script = workspace / "train.py"
-    script.write_text(SCRIPT)
-    mark = workspace / "mark.json"
+    changes, script, mark = training_script(client, workspace, SCRIPT)
     env = {"MY_VAR": "from the launch configuration"}
     outcomes = {}
     for crash in ((), ("--crash",)):
