@@ -230,11 +230,7 @@ describe('a trusted multi-root workspace', () => {
     const line = Number(/train\.py\((\d+)\)/.exec(linkText)[1]);
 
     await link.click();
-    await eventually(`train.py opened at line ${line}`, async () => {
-      const where = await workbench.activeEditorPath();
-      const selection = await page.locator('#status\\.editor\\.selection').innerText();
-      return where.endsWith('vision/train.py') && selection.startsWith(`Ln ${line},`);
-    });
+    await workbench.fileOpenedAt('vision/train.py', (where) => where.endsWith('vision/train.py'), line);
     await workbench.screenshot('source-link-opened');
   });
 

@@ -388,6 +388,29 @@ export class Workbench {
     }, { timeout });
   }
 
+  /**
+   * Waits until an editor group shows a file whose path (as its breadcrumbs show it) `matches`,
+   * with the cursor on `line`. Read from the group itself, not the status bar: a source link
+   * clicked in a webview (TensorBoard) can keep the focus there, and the status bar then shows
+   * no cursor position.
+   */
+  async fileOpenedAt(what, matches, line, { timeout = 30_000 } = {}) {
+    return eventually(`${what} opened at line ${line}`, async () => {
+      const groups = await this.page.locator('.editor-group-container').evaluateAll((elements) =>
+        elements.map((group) => ({
+          path: [...group.querySelectorAll('.breadcrumbs-control .monaco-breadcrumb-item')]
+            .map((item) => item.innerText.trim())
+            .join('/'),
+          line: group.querySelector('.monaco-editor .active-line-number')?.innerText.trim() ?? '',
+        })),
+      );
+      const shown = groups.find((group) => matches(group.path));
+      if (!shown) throw new Error(`the editors show ${groups.map((group) => `"${group.path}"`).join(', ')}`);
+      if (shown.line !== String(line)) throw new Error(`its cursor is on line ${shown.line}`);
+      return shown.path;
+    }, { timeout });
+  }
+
   /** Expands a variable in the Variables view and returns the value shown for its `child`. */
   async variableChild(variable, child, { timeout = 15_000 } = {}) {
     // Rows are labelled "name, value …" for screen readers; the visible name reads "name =".

@@ -39,21 +39,17 @@ export function multiRootSteps(session) {
     const own = plugin.locator('button', { hasText: /^train\.py\(\d+\)/ }).first();
     const line = Number(/\((\d+)\)/.exec(await own.innerText())[1]);
     await own.click();
-    await eventually(`text/train.py opened at line ${line}`, async () => {
-      const where = await workbench.activeEditorPath();
-      const selection = await page.locator('#status\\.editor\\.selection').innerText();
-      return where.endsWith('text/train.py') && selection.startsWith(`Ln ${line},`);
-    });
+    await workbench.fileOpenedAt('text/train.py', (where) => where.endsWith('text/train.py'), line);
     await workbench.screenshot('text-frame-opened');
 
     const torchFrame = plugin.locator('button', { hasText: /^torch\/[\w/]+\.py\(\d+\)/ }).first();
     const [, file, torchLine] = /^(torch\/[\w/]+\.py)\((\d+)\)/.exec(await torchFrame.innerText());
     await torchFrame.click();
-    await eventually(`${file} opened from site-packages at line ${torchLine}`, async () => {
-      const where = await workbench.activeEditorPath();
-      const selection = await page.locator('#status\\.editor\\.selection').innerText();
-      return where.endsWith(file) && where.includes('site-packages/') && selection.startsWith(`Ln ${torchLine},`);
-    });
+    await workbench.fileOpenedAt(
+      `${file} from site-packages`,
+      (where) => where.endsWith(file) && where.includes('site-packages/'),
+      Number(torchLine),
+    );
     assert.equal(await workbench.notifications().filter({ hasText: /Locate/ }).count(), 0);
     await workbench.screenshot('torch-frame-opened');
   });
