@@ -233,7 +233,12 @@ export class Workbench {
     );
     if (!row) return undefined;
     if (/More Stack Frames/.test(`${row.label} ${row.text}`)) {
-      await this.callStackRow(row.index).click({ timeout: 1_000 });
+      // Clicked by its text, not its place: the view may re-render between reading and
+      // clicking, and a click on the frame that took the place would focus that frame.
+      await this.page
+        .locator('.debug-call-stack .monaco-list-row:not(.monaco-tree-sticky-row)', { hasText: /More Stack Frames/ })
+        .first()
+        .click({ timeout: 1_000 });
       return undefined;
     }
     return parseFrame(row);
