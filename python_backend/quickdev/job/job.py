@@ -23,6 +23,7 @@ from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
 from quickdev.job.failure import describe
+from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
 from quickdev.job.report import summarize
 from quickdev.job.signals import JobKilled
@@ -184,7 +185,7 @@ def _run_with_limits(
             )
             patcher.on_undo(stop_watchdog)
         progress.write()
-        imported_early = _import_heavy_modules(options, target)
+        imported_early = import_heavy_modules(options, target, in_process=in_process)
 
         from quickdev.limits.install import install_limits
 
@@ -325,27 +326,6 @@ def _record_exit(result: JobResult, exc: SystemExit) -> int:
     else:
         result.error.message = f"the script called sys.exit({code})"
     return EXIT_FAILED
-
-
-def _import_heavy_modules(options: RunOptions, target: Target) -> list[str]:
-    """torch always; Lightning too when debugging a script that mentions it. Returns the
-    modules imported here besides torch (they are imported before the limits).
-
-    Imported before debugpy starts, since its tracing makes imports slow. Without a
-    debugger, Lightning is imported only if and when the script imports it.
-    """
-    import torch  # noqa: F401
-
-    if options.listen is None or not target.mentions("lightning"):
-        return []
-    before = set(sys.modules)
-    for name in ("lightning.pytorch", "pytorch_lightning"):
-        try:
-            __import__(name)
-            break
-        except ImportError:
-            continue
-    return [name for name in sys.modules if name not in before]
 
 
 def _lift_wall_clock(budget: Budget, result: JobResult) -> None:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import gc
-
+from quickdev.collector import freeze_imports
 from quickdev.server import (
     attach_view,
     lenses,
@@ -41,5 +40,5 @@ def serve() -> None:
     server = build_server()
     # The tens of thousands of objects from importing pygls and lsprotocol live as long as the
     # server; freezing them keeps full collections short, which keeps lens latency even.
-    gc.freeze()
+    freeze_imports()
     server.start_io()

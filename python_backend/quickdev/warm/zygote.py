@@ -7,7 +7,6 @@ Single-threaded by design (a fork copies only the calling thread): it waits in
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import select
 import signal
@@ -15,6 +14,7 @@ import socket
 import sys
 from typing import Any
 
+from quickdev.collector import freeze_imports
 from quickdev.warm import child, protocol, safety
 from quickdev.warm.preload import Preloaded, library_roots, preload
 
@@ -39,7 +39,9 @@ def serve(fd: int) -> list[str] | None:
         message, fds = received
         if message.get("op") == "preload":
             preload(_wanted(message), message.get("user_roots", []), done)
-            _freeze()
+            # The jobs' pages also stay shared with this process: a collection writes to
+            # each object it walks.
+            freeze_imports()
             protocol.send(sock, _ready(done))
         elif message.get("op") == "fork":
             reason = done.unsafe or safety.problem()
@@ -57,21 +59,6 @@ def serve(fd: int) -> list[str] | None:
             protocol.send(sock, {"op": "forked", "id": message["id"], "pid": pid})
         else:
             _close(fds)
-
-
-def _freeze() -> None:
-    """Move what the imports left alive out of the collector's sight, for the jobs' sake.
-
-    A full collection walks every tracked object: with torch, torch._dynamo and
-    transformers loaded, 0.2 to 0.4 s each time, and the interpreter's shutdown runs
-    several (a second of a job's end, or a library's own ``gc.collect()``, as
-    accelerate calls in training). Frozen objects are skipped, and the job's pages stay
-    shared with this process (a collection writes to each object it walks). The job's
-    own objects are collected (and finalized at its end) as in a cold job; the imports'
-    garbage goes first. Only ``gc.get_objects()`` tells: it lists no frozen object.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 def _wanted(message: dict[str, Any]) -> list[tuple[str, list[str]]]:

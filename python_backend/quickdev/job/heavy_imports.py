@@ -1,0 +1,38 @@
+"""What a job imports before the limits are installed and the user's code runs."""
+
+from __future__ import annotations
+
+import sys
+
+from quickdev.collector import freeze_imports
+from quickdev.job.target import Target
+from quickdev.options import RunOptions
+
+
+def import_heavy_modules(options: RunOptions, target: Target, *, in_process: bool) -> list[str]:
+    """torch and torch._dynamo always; Lightning too when debugging a script that mentions
+    it. Returns the modules imported here besides torch (they are imported before the
+    limits). In a job's own process, what they leave alive is then frozen
+    (``collector``), as in a warm process; never in the caller's process (the in-process
+    API), whose objects are not ours to keep.
+
+    torch._dynamo because a script's first optimizer imports it (as long as torch takes)
+    and frozen it no longer slows every full collection. Imported before debugpy starts,
+    since its tracing makes imports slow. Without a debugger, Lightning is imported only
+    if and when the script imports it.
+    """
+    import torch._dynamo  # noqa: F401  (torch with it)
+
+    imported: list[str] = []
+    if options.listen is not None and target.mentions("lightning"):
+        before = set(sys.modules)
+        for name in ("lightning.pytorch", "pytorch_lightning"):
+            try:
+                __import__(name)
+                break
+            except ImportError:
+                continue
+        imported = [name for name in sys.modules if name not in before]
+    if not in_process:
+        freeze_imports()
+    return imported
