@@ -79,10 +79,10 @@ HAND_LIMITS: dict[str, tuple[list[tuple[str, str]], list[str]]] = {
 }
 
 
-# The hand-limited script, started as a job starts the user's code: torch._dynamo imported
-# and what the imports left alive frozen first.
+# The hand-limited script, started as a job starts the user's code: torch imported and what
+# the import left alive frozen first.
 FROZEN_START = (
-    "import gc, runpy, sys, torch._dynamo; gc.collect(); gc.freeze(); "
+    "import gc, runpy, sys, torch; gc.collect(); gc.freeze(); "
     "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
 )
 

@@ -10,18 +10,20 @@ from quickdev.options import RunOptions
 
 
 def import_heavy_modules(options: RunOptions, target: Target, *, in_process: bool) -> list[str]:
-    """torch and torch._dynamo always; Lightning too when debugging a script that mentions
-    it. Returns the modules imported here besides torch (they are imported before the
-    limits). In a job's own process, what they leave alive is then frozen
-    (``collector``), as in a warm process; never in the caller's process (the in-process
-    API), whose objects are not ours to keep.
+    """torch always; Lightning too when debugging a script that mentions it. Returns the
+    modules imported here besides torch (they are imported before the limits).
 
-    torch._dynamo because a script's first optimizer imports it (as long as torch takes)
-    and frozen it no longer slows every full collection. Imported before debugpy starts,
-    since its tracing makes imports slow. Without a debugger, Lightning is imported only
-    if and when the script imports it.
+    In a job's own process, what they leave alive is then frozen (``collector``), as in a
+    warm process: every full collection of the run (the torch._dynamo import that a first
+    optimizer triggers runs several, the interpreter's shutdown more) skips them. Never in
+    the caller's process (the in-process API), whose objects are not ours to keep.
+    torch._dynamo itself is left to the script: a script without torch.optim (manual SGD)
+    never imports it, and frozen torch makes its import quick enough for the others.
+
+    Imported before debugpy starts, since its tracing makes imports slow. Without a
+    debugger, Lightning is imported only if and when the script imports it.
     """
-    import torch._dynamo  # noqa: F401  (torch with it)
+    import torch  # noqa: F401
 
     imported: list[str] = []
     if options.listen is not None and target.mentions("lightning"):
