@@ -74,11 +74,6 @@ class JournalSession:
         with self.claims.locked():
             records = read_records(self.run_dir / JOURNAL_FILE)
             done = restore(self.run_dir, records, self.claims, at_job_end=True)
-        done.notes += [
-            f"quickdev: thread {t.name!r} was still running when the job ended; the journal "
-            f"refuses the changes it makes to your files from now on"
-            for t in late
-        ]
         self.restored = done
         if not done.problems:
             self.log.finish(self.run_dir / JOURNAL_DONE)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import threading
 from pathlib import Path
 
@@ -42,6 +43,7 @@ class Journal:
         self._count = 0
         self._listed: set[str] = set()
         self.refused: set[int] | None = None
+        self._refusals: set[str] = set()
 
     # What the job is about to do, one method per kind of change.
     def before_write(self, path: str, *, truncate: bool) -> None:
@@ -85,15 +87,27 @@ class Journal:
         the job ended) may change nothing the journal keeps, and others are not journaled."""
         self.refused = refused
 
+    def _refuse(self, path: str) -> None:
+        """A thread still running after the job ended tries to change ``path``: refused, and
+        said once on stderr, since a library's thread may swallow the error. A thread that
+        changes nothing (tqdm's monitor, a logger's writer) is never named."""
+        message = (
+            f"quickdev: the job has ended and {path} is restored; "
+            f"thread {threading.current_thread().name!r} may not change it"
+        )
+        if message not in self._refusals:
+            self._refusals.add(message)
+            stderr = sys.__stderr__ or sys.stderr
+            stderr.write(message + "\n")
+            stderr.flush()
+        raise JournalRefused(message)
+
     def _touch(self, path: str, action: str, *, tree: bool = False) -> None:
         if not self.scope.keeps(path):
             return
         if self.refused is not None:
             if threading.get_ident() in self.refused:
-                raise JournalRefused(
-                    f"quickdev: the job has ended and {path} is restored; "
-                    f"thread {threading.current_thread().name!r} may not change it"
-                )
+                self._refuse(path)
             return
         self.saw(path)
         with self._lock:
