@@ -9,7 +9,11 @@ function facts(data: Record<string, unknown>): (string | undefined)[] {
     text(data.stop_reason),
     finite(data.duration_s) ? `${data.duration_s.toFixed(1)} s` : undefined,
     text(data.optimizer_steps),
-    String(list(data.loaders).reduce<number>((sum, l) => sum + (finite(record(l)?.batches) ? (record(l)?.batches as number) : 0), 0)),
+    // Hand-made batches (training steps without a DataLoader) count, as in the Runs view.
+    String(
+      list(data.loaders).reduce<number>((sum, l) => sum + (finite(record(l)?.batches) ? (record(l)?.batches as number) : 0), 0) +
+        (finite(data.loop_batches) ? data.loop_batches : 0),
+    ),
     losses.length ? losses[losses.length - 1]?.toPrecision(4) : undefined,
     finite(data.peak_rss_mb) && data.peak_rss_mb > 0 ? `${data.peak_rss_mb.toFixed(0)} MB` : undefined,
   ];

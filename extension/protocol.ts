@@ -41,6 +41,8 @@ export interface RunSummary {
   durationS: number;
   batches: number;
   losses: number[];
+  /** What the run did that a plain `python` run would not (one epoch, device, outputs kept, the budget that stopped it): one line each, as the terminal summary words them; empty until it ends. */
+  changes: string[];
   error?: RunError;
   /** Runs this server started, while they run: what the job is doing (train, validate, …). */
   stage?: string;
@@ -123,6 +125,7 @@ export const PROTOCOL_FIELDS = {
     durationS: "required",
     batches: "required",
     losses: "required",
+    changes: "required",
     error: "optional",
     stage: "optional",
     steps: "optional",

@@ -1,5 +1,5 @@
-// A run's result as a page a person reads: status, why it stopped, loaders and their batches,
-// steps, a loss sparkline, outputs kept, remaps, duration. No vscode import; no script in the
+// A run's result as a page a person reads: status, what the job changed and why it stopped,
+// loaders and their batches, steps, a loss sparkline, outputs kept, device remaps, duration. No vscode import; no script in the
 // page: a CSP allows only our nonce'd style. The result is result.json as the job wrote it, of
 // whatever shape: every field is checked before use and anything unexpected is left out.
 
@@ -59,41 +59,53 @@ function section(title: string, content: string): string {
 function loaders(result: Json): string {
   const body = list(result.loaders).flatMap((value) => {
     const loader = record(value);
-    if (!loader) {
+    // A loader made and never iterated (a framework builds some it never uses) is noise.
+    if (!loader || !(finite(loader.passes) && loader.passes > 0) && !(finite(loader.batches) && loader.batches > 0)) {
       return [];
     }
     const signature = text(loader.batch_signature) ?? "";
-    return [[text(loader.origin) ?? "?", text(loader.batches) ?? "0", signature + (loader.nonfinite === true ? " NaN/Inf" : "")]];
+    return [[text(loader.origin) ?? "?", text(loader.passes) ?? "0", text(loader.batches) ?? "0", signature + (loader.nonfinite === true ? " NaN/Inf" : "")]];
   });
-  return table(["created at", "batches", "batch"], body);
+  return table(["created at", "passes", "batches", "batch"], body);
 }
+
+// What the file journal did with each file the job wrote outside its run directory.
+const OUTCOME: Record<string, string> = {
+  created: "created: removed again",
+  changed: "changed: put back",
+  deleted: "deleted: put back",
+  redirected: "written to the run dir instead",
+};
 
 function outputs(result: Json): string {
-  const body = list(result.redirected_outputs).flatMap((value) => {
+  const body = list(result.outputs).flatMap((value) => {
     const output = record(value);
     const requested = text(output?.requested);
-    const written = text(output?.written);
-    return requested && written ? [[requested, written]] : [];
-  });
-  return table(["the script asked for", "kept at"], body);
-}
-
-/** Remaps (e.g. a device the job mapped to another), wherever the result keeps them. */
-function remaps(result: Json): string {
-  const found = list(result.remaps ?? record(result.limits)?.remaps);
-  const body = found.flatMap((value) => {
-    const remap = record(value);
-    if (!remap) {
-      const line = text(value);
-      return line ? [[line]] : [];
+    if (!output || !requested) {
+      return [];
     }
-    return [[Object.entries(remap).map(([k, v]) => `${k}: ${text(v) ?? JSON.stringify(v)}`).join(", ")]];
+    const change = text(output.change) ?? "";
+    return [[requested, OUTCOME[change] ?? change, text(output.written) ?? "—"]];
   });
-  return table(["remap"], body);
+  return table(["the script wrote", "your file", "the job's version"], body);
 }
 
-/** The page for one run (result.json as written); `nonce` fresh for each page. */
-export function resultHtml(result: unknown, nonce: string): string {
+/** Where the script asked its tensors to go and the job placed them elsewhere, by idiom. */
+function remaps(result: Json): string {
+  const found = record(record(result.device)?.remaps) ?? {};
+  const body = Object.entries(found).flatMap(([idiom, count]) => (finite(count) ? [[idiom, String(count)]] : []));
+  return table(["the script asked for", "calls"], body);
+}
+
+function changeList(changes: readonly string[]): string {
+  return changes.length ? `<ul>${changes.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>` : "";
+}
+
+/**
+ * The page for one run (result.json as written); `nonce` fresh for each page. `changes`: the
+ * run summary's lines on what the job changed, worded as in the terminal.
+ */
+export function resultHtml(result: unknown, nonce: string, changes: readonly string[] = []): string {
   const data = record(result) ?? {};
   const error = record(data.error);
   const losses = list(data.losses);
@@ -106,6 +118,8 @@ export function resultHtml(result: unknown, nonce: string): string {
     ["started", text(data.started)],
     ["duration", duration],
     ["optimizer steps", text(data.optimizer_steps)],
+    ["batches made by hand", finite(data.loop_batches) && data.loop_batches > 0 ? String(data.loop_batches) : undefined],
+    ["device", text(record(data.device)?.actual)],
     ["last loss", lastLoss === undefined ? undefined : lastLoss.toPrecision(4)],
     ["peak memory", finite(data.peak_rss_mb) && data.peak_rss_mb > 0 ? `${data.peak_rss_mb.toFixed(0)} MB` : undefined],
   ]);
@@ -117,10 +131,11 @@ export function resultHtml(result: unknown, nonce: string): string {
   const title = `Run ${text(data.id) ?? ""}`;
   const body = `<table>${summary}</table>
 ${failure}
+${section("What Quickdev changed", changeList(changes))}
 ${section("Loss", sparkline(losses))}
 ${section("Loaders", loaders(data))}
 ${section("Outputs kept", outputs(data))}
-${section("Remaps", remaps(data))}`;
+${section("Device remaps", remaps(data))}`;
   return page(title, body, nonce);
 }
 

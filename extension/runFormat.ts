@@ -46,5 +46,8 @@ export function endMessage(run: RunSummary): string {
     const where = run.error.file ? ` at ${path.basename(run.error.file)}:${run.error.line ?? "?"}` : "";
     return `Quickdev: ${name} failed${where}: ${run.error.message}`;
   }
-  return `Quickdev: ${name} ${what}`;
+  // What the run changed (one epoch, device, files kept, the budget that stopped it), as the
+  // terminal summary says it.
+  const changes = (run.changes ?? []).join("; ");
+  return `Quickdev: ${name} ${what}${changes ? ` — ${changes}` : ""}`;
 }

@@ -263,8 +263,12 @@ describe('a trusted multi-root workspace', () => {
     await workbench.goToLine(35);
     await workbench.editorShows(layer);
     await workbench.goToLine(97);
+    const before = await workbench.notificationTexts();
     await workbench.clickLens('if __name__ == "__main__":', 'Quick-dev run');
     await workbench.runsRow('train.py (run)', 'passed').waitFor({ timeout: 90_000 });
+    // The message at the end says what the job changed, as the terminal's summary does.
+    const ended = await workbench.newNotification(before, { matching: /train\.py passed/ });
+    assert.match(ended, /one epoch: --epochs set to 1/);
     await workbench.showProblems();
     await eventually(
       'the Problems view to clear',

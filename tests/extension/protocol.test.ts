@@ -34,6 +34,7 @@ test("a run reads as the user would say it", () => {
     durationS: 3.21,
     batches: 6,
     losses: [2.3, 1.98761],
+    changes: [],
   };
   assert.equal(describeRun(run), "passed · 3.2 s · 6 batches · loss 1.9876");
   // A running job's progress says what it is doing; a finished one's stage is history.
@@ -44,5 +45,11 @@ test("a run reads as the user would say it", () => {
   assert.equal(
     endMessage({ ...run, status: "failed", error: { message: "RuntimeError: shape mismatch", file: "/w/model.py", line: 12 } }),
     "Quickdev: train.py failed at model.py:12: RuntimeError: shape mismatch",
+  );
+  // What the job changed is in the message the editor shows at the end, as in the terminal.
+  const changes = ["one epoch: --epochs set to 1 (pass it explicitly to keep your value)", "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)"];
+  assert.equal(
+    endMessage({ ...run, status: "stopped", changes }),
+    `Quickdev: train.py stopped · 3.2 s · 6 batches · loss 1.9876 — ${changes.join("; ")}`,
   );
 });

@@ -1,27 +1,37 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
 import { test } from "node:test";
 import { resultHtml, sparkline } from "../../extension/resultPage";
 
-const RESULT = {
-  schema: 1,
-  id: "20260102-030405-train-ab12",
-  status: "stopped",
-  stop_reason: "batches",
-  script: "/w/train.py",
-  started: "2026-01-02T03:04:05+00:00",
-  duration_s: 3.25,
-  optimizer_steps: 2,
-  losses: [2.31, 2.05, 1.87],
-  loaders: [{ origin: "/w/train.py:80", batches: 2, batch_signature: "[float32[8, 3, 32, 32], int64[8]]", nonfinite: true }],
-  redirected_outputs: [{ requested: "small_cnn.pt", written: "/w/.quickdev/runs/r/outputs/small_cnn.pt" }],
-  peak_rss_mb: 512.4,
-};
+// A result.json of today's schema (a Python test checks the file against the job's types).
+const FIXTURE = path.join(__dirname, "..", "..", "..", "tests", "extension", "fixtures", "result.json");
+const RESULT = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<string, unknown>;
+const CHANGES = ["one epoch: --epochs set to 1 (pass it explicitly to keep your value)", "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)"];
 
 test("the result page shows what a person looks for, not JSON", () => {
-  const page = resultHtml(RESULT, "abc");
-  for (const shown of ["stopped", "batches", "3.3 s", "1.870", "/w/train.py:80", "float32[8, 3, 32, 32], int64[8]] NaN/Inf", "small_cnn.pt", "kept at", "512 MB"]) {
+  const page = resultHtml(RESULT, "abc", CHANGES);
+  for (const shown of [
+    "stopped",
+    "train_passes",
+    "3.3 s",
+    "1.870",
+    "<td>/w/train.py:80</td><td>2</td><td>2</td><td>[float32[8, 3, 32, 32], int64[8]] NaN/Inf</td>",
+    "<th>batches made by hand</th><td>3</td>",
+    "<td>/w/small_cnn.pt</td><td>changed: put back</td><td>/w/.quickdev/runs/r/outputs/small_cnn.pt</td>",
+    "<td>/w/old.ckpt</td><td>deleted: put back</td><td>—</td>",
+    "<td>Tensor.to</td><td>45</td>",
+    "512 MB",
+  ]) {
     assert.ok(page.includes(shown), `the page lacks ${shown}`);
   }
+  // What the job changed comes first, in the terminal's words.
+  assert.ok(page.indexOf("What Quickdev changed") < page.indexOf("Loaders"));
+  for (const line of CHANGES) {
+    assert.ok(page.includes(`<li>${line}</li>`), line);
+  }
+  // A loader that was made and never iterated is not listed.
+  assert.ok(!page.includes("/w/train.py:82"));
   assert.match(page, /<svg class="sparkline"[^>]*aria-label="loss from 2\.310 to 1\.870 over 3 steps"/);
   assert.ok(!page.includes('"optimizer_steps"'), "raw JSON on the page");
 });
@@ -37,10 +47,10 @@ test("values from the file are escaped, and a file of any shape still renders", 
   assert.ok(!page.includes("<img"));
   assert.ok(page.includes("ValueError: &lt;b&gt;bad&lt;/b&gt;"));
   assert.ok(page.includes("at /w/t.py:3"));
-  for (const odd of [null, [1, 2], "text", { losses: "many", loaders: [3, null], remaps: ["cuda:0 → cpu"] }]) {
+  for (const odd of [null, [1, 2], "text", { losses: "many", loaders: [3, null], outputs: [null, 4], device: { remaps: [1] } }]) {
     assert.match(resultHtml(odd, "n"), /<h1>Run /);
   }
-  assert.ok(resultHtml({ remaps: ["cuda:0 → cpu"] }, "n").includes("cuda:0 → cpu"));
+  assert.ok(resultHtml(RESULT, "n", ["<b>x</b>"]).includes("<li>&lt;b&gt;x&lt;/b&gt;</li>"));
 });
 
 test("the sparkline needs two finite losses and scales them into its box", () => {

@@ -28,6 +28,7 @@ async def test_malformed_results_are_skipped(client: LanguageClient, workspace: 
         "script": str(workspace / "loop.py"),
         "started": "2026-01-02T03:04:05+00:00",
         "duration_s": 1.5,
+        "limits": {"one_epoch_options": ["--epochs"]},
         "loaders": [{"origin": "loop.py:3", "batches": 2}],
         "losses": [0.5],
         "error": {"type": "ValueError", "message": "bad", "file": "loop.py", "line": 3},
@@ -57,6 +58,7 @@ async def test_malformed_results_are_skipped(client: LanguageClient, workspace: 
         "durationS": 1.5,
         "batches": 2,
         "losses": [0.5],
+        "changes": ["one epoch: --epochs set to 1 (pass it explicitly to keep your value)"],
         "error": {"message": "ValueError: bad", "file": "loop.py", "line": 3},
     }
 

@@ -1,0 +1,58 @@
+"""What a quick-dev run did that a plain ``python train.py`` would not have, worded once.
+
+The terminal summary, the notification at a run's end and the result view show these
+same lines, so the editor and the terminal tell the user the same thing.
+"""
+
+from __future__ import annotations
+
+from quickdev.rundir.result import JobResult
+
+
+def changes(result: JobResult) -> list[str]:
+    """One line per change: options set to one epoch, tensors placed on another device,
+    files kept in the run directory, and the budget that ended the run (with advice)."""
+    lines = []
+    if result.limits.one_epoch_options:
+        options = ", ".join(result.limits.one_epoch_options)
+        lines.append(f"one epoch: {options} set to 1 (pass it explicitly to keep your value)")
+    if result.device is not None and result.device.remaps:
+        counts = ", ".join(f"{idiom} {n}" for idiom, n in result.device.remaps.items())
+        lines.append(f"device: {result.device.actual} instead of what the script asked ({counts})")
+    if result.keep_outputs:
+        lines.append("outputs: kept where the script wrote them (--keep-outputs)")
+    elif result.outputs:
+        lines.append(
+            f"outputs: {len(result.outputs)} file(s) kept in the run dir, your files as they were"
+        )
+    if result.stop_reason and result.status == "stopped":
+        lines.append(f"stopped: {stop_text(result)}")
+        if result.stop_advice:
+            lines.append(f"advice: {result.stop_advice}")
+    return lines
+
+
+def stop_text(result: JobResult) -> str:
+    """The budget that ended the run, with its value and the option that changes it."""
+    limits = result.limits
+    described = {
+        "train_passes": (
+            limits.train_passes,
+            "pass(es) over the training loader",
+            "--train-passes",
+        ),
+        "loop_steps": (limits.loop_steps, "steps without a DataLoader", "--loop-steps"),
+        "eval_forwards": (
+            limits.eval_forwards,
+            "evaluation forwards in a row without a DataLoader",
+            "--eval-forwards",
+        ),
+        "timeout": (limits.timeout_s, "seconds", "--timeout"),
+        "max_steps": (limits.max_steps, "steps", "--max-steps"),
+    }
+    reason = result.stop_reason or ""
+    if reason not in described:
+        return reason
+    value, what, option = described[reason]
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{reason} ({shown} {what}; {option} changes it)"
