@@ -26,13 +26,13 @@ def changes(result: JobResult) -> list[str]:
             f"outputs: {len(result.outputs)} file(s) kept in the run dir, your files as they were"
         )
     if result.stop_reason and result.status == "stopped":
-        lines.append(f"stopped: {stop_text(result)}")
+        lines.append(f"stopped: {_stop_text(result)}")
         if result.stop_advice:
             lines.append(f"advice: {result.stop_advice}")
     return lines
 
 
-def stop_text(result: JobResult) -> str:
+def _stop_text(result: JobResult) -> str:
     """The budget that ended the run, with its value and the option that changes it."""
     limits = result.limits
     described = {
