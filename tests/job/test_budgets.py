@@ -149,6 +149,11 @@ def test_hf_trainer_runs_one_limited_epoch_into_the_run_dir(
     assert list(hf.glob("out/checkpoint-2/*")), "the epoch's checkpoint in the run dir"
     for loader in result["loaders"]:
         assert loader["batches"] <= 2 * loader["passes"]
+    # What the job replaced in the script's TrainingArguments is said, in its words.
+    assert result["limits"]["settings_changed"] == [
+        "TrainingArguments.num_train_epochs: 3 → 1",
+        "TrainingArguments.dataloader_num_workers: 4 → 0",
+    ]
 
 
 def test_accelerate_loop_stops_after_one_epoch_and_saves_in_the_run_dir(
@@ -177,3 +182,4 @@ def test_fabric_loop_on_cpu_saves_and_logs_in_the_run_dir(run_quickdev: Any, pro
     run_dir = Path(result["run_dir"])
     assert (run_dir / "outputs" / "checkpoints" / "last.ckpt").is_file()
     assert list((run_dir / "lightning" / "logs").rglob("events.out.tfevents.*"))
+    assert result["limits"]["settings_changed"] == ["Fabric.accelerator: 'cuda' → 'cpu'"]

@@ -97,10 +97,13 @@ def test_a_patched_trainer_keeps_checkpoints_and_logs_in_the_run_dir(
     trainer_cls = pl.Trainer
     originals = {name: vars(trainer_cls)[name] for name in ("__init__", "save_checkpoint")}
     patcher = Patcher()
-    limits(tmp_path / "run").install(patcher)
+    lim = limits(tmp_path / "run")
+    lim.install(patcher)
     try:
         assert pl.Trainer.__init__ is not originals["__init__"]
         trainer = pl.Trainer(
+            max_epochs=10,
+            precision="bf16-mixed",
             callbacks=[ModelCheckpoint(dirpath=tmp_path / "ckpts")],
             logger=CSVLogger(save_dir=tmp_path / "logs"),
             enable_progress_bar=False,
@@ -108,6 +111,8 @@ def test_a_patched_trainer_keeps_checkpoints_and_logs_in_the_run_dir(
         )
     finally:
         patcher.undo_all()
+    # The script's settings the job replaced are recorded; one it kept (precision) is not.
+    assert lim.placer.recorder.settings_changed == ["Trainer.max_epochs: 10 → 1"]
     root = tmp_path / "run" / LIGHTNING_DIR
     assert trainer.limit_train_batches == 2
     assert trainer.checkpoint_callback is not None

@@ -33,6 +33,7 @@ def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> Non
     result = JobResult.from_dict(json.loads(PAGE_FIXTURE.read_text()))
     assert run_summary(PAGE_FIXTURE.parent, result)["changes"] == [
         "one epoch: --epochs set to 1 (pass it explicitly to keep your value)",
+        "settings: Trainer.max_epochs: 10 → 1",
         "device: cpu instead of what the script asked "
         "(Tensor.to 45, autocast cuda float16 -> cpu bfloat16 1)",
         "outputs: 3 file(s) kept in the run dir, your files as they were",
@@ -40,5 +41,6 @@ def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> Non
         f"advice: {result.stop_advice}",
     ]
     result.status, result.stop_reason = "passed", "completed"
-    result.limits.one_epoch_options, result.device, result.outputs = [], None, []
+    result.limits.one_epoch_options, result.limits.settings_changed = [], []
+    result.device, result.outputs = None, []
     assert run_summary(PAGE_FIXTURE.parent, result)["changes"] == []

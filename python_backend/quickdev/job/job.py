@@ -309,6 +309,7 @@ def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.losses = recorder.losses
         result.outputs = recorder.outputs
         result.limits.one_epoch_options = recorder.one_epoch_options
+        result.limits.settings_changed = recorder.settings_changed
         result.device = recorder.device() if recorder.device else None
 
 

@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from quickdev.limits.import_hook import when_imported
-from quickdev.limits.lightning import LightningLimits
+from quickdev.limits.lightning import REPORTED_SETTINGS, LightningLimits
 from quickdev.limits.patching import Patcher
 
 log = logging.getLogger(__name__)
@@ -37,11 +37,13 @@ def _patch(module: ModuleType, patcher: Patcher, lightning: LightningLimits) -> 
     def __init__(fabric: Any, *args: Any, **kwargs: Any) -> None:
         if lightning.cpu_only:
             # By name, so the script's other positionals (precision, plugins, ...) stay.
-            arguments = dict(signature.bind(fabric, *args, **kwargs).arguments)
-            arguments.pop(self_name)
-            arguments.update(accelerator="cpu", devices=1, strategy="auto")
+            given = dict(signature.bind(fabric, *args, **kwargs).arguments)
+            given.pop(self_name)
+            arguments = {**given, "accelerator": "cpu", "devices": 1, "strategy": "auto"}
             if str(arguments.get("precision")) in ("16", "16-mixed"):
                 arguments["precision"] = "bf16-mixed"  # fp16 autocast needs CUDA
+            given = {name: given[name] for name in REPORTED_SETTINGS if name in given}
+            lightning.placer.recorder.settings_overridden("Fabric", given, arguments)
             args, kwargs = (), arguments
         original_init(fabric, *args, **kwargs)
         lightning.keep_outputs_in_run_dir(fabric)

@@ -28,6 +28,17 @@ log = logging.getLogger(__name__)
 
 # Integrations that write into output_dir; the others need accounts or a network.
 _LOCAL_REPORTERS = ("tensorboard", "csv")
+# Settings the result names when the job replaced them (epochs, workers, integrations,
+# precision); max_steps and the logging, evaluation and saving cadence are the batch
+# budget's, and the directories are reported as outputs.
+_REPORTED_SETTINGS = (
+    "num_train_epochs",
+    "dataloader_num_workers",
+    "dataloader_persistent_workers",
+    "report_to",
+    "push_to_hub",
+    "fp16",
+)
 
 
 class HuggingFaceLimits:
@@ -68,7 +79,10 @@ class HuggingFaceLimits:
 
         @functools.wraps(original)
         def __post_init__(args: Any) -> None:
+            before = {name: getattr(args, name, None) for name in _REPORTED_SETTINGS}
             limits.limit(args)
+            after = {name: getattr(args, name, None) for name in _REPORTED_SETTINGS}
+            limits.placer.recorder.settings_overridden("TrainingArguments", before, after)
             original(args)
 
         patcher.set(arguments_cls, "__post_init__", __post_init__)
@@ -83,7 +97,9 @@ class HuggingFaceLimits:
         if isinstance(reporters, str):
             reporters = [reporters]
         if reporters is not None and reporters not in (["all"], ["none"]):
-            args.report_to = [r for r in reporters if r in _LOCAL_REPORTERS] or "none"
+            kept = [r for r in reporters if r in _LOCAL_REPORTERS]
+            if kept != reporters:  # left as written when nothing is dropped
+                args.report_to = kept or "none"
         elif reporters == ["all"]:
             args.report_to = "tensorboard"
         args.push_to_hub = False

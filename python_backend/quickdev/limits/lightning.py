@@ -30,6 +30,19 @@ from quickdev.rundir.layout import LIGHTNING_DIR
 log = logging.getLogger(__name__)
 
 TRAINER_MODULES = ("lightning.pytorch.trainer.trainer", "pytorch_lightning.trainer.trainer")
+# Settings of the script's Trainer or Fabric that the result names when the job replaced
+# them (epochs, devices, precision). The batch limits, logging cadence and directories
+# are the job's budgets and outputs, reported as such.
+REPORTED_SETTINGS = (
+    "max_epochs",
+    "min_epochs",
+    "max_time",
+    "fast_dev_run",
+    "accelerator",
+    "devices",
+    "strategy",
+    "precision",
+)
 
 
 class LightningLimits:
@@ -57,7 +70,10 @@ class LightningLimits:
 
         @functools.wraps(original_init)
         def __init__(trainer: Any, *args: Any, **kwargs: Any) -> None:
-            original_init(trainer, *args, **limits.trainer_kwargs(kwargs))
+            used = limits.trainer_kwargs(kwargs)
+            given = {name: kwargs[name] for name in REPORTED_SETTINGS if name in kwargs}
+            limits.placer.recorder.settings_overridden("Trainer", given, used)
+            original_init(trainer, *args, **used)
             limits.keep_outputs_in_run_dir(trainer)
 
         patcher.set(trainer_cls, "__init__", __init__)

@@ -7,12 +7,27 @@ the EventHub so observers (progress, scalars, profiler) see the same events.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from quickdev.events import EventHub
 from quickdev.limits.budget import TRAIN_PASSES, Budget, StopJob
 from quickdev.limits.journal.restore import Restored
 from quickdev.rundir.result import DeviceRemaps, LoaderStats, Output
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """``a == b`` for settings, where an object's ``==`` may raise or be ambiguous."""
+    try:
+        return bool(a == b)
+    except Exception:  # an object whose == raises or is ambiguous (a tensor)
+        return a is b
+
+
+def _short(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
 
 # A job without limits could back-propagate millions of times; result.json keeps the
 # first ones (TensorBoard gets every one).
@@ -31,6 +46,9 @@ class Recorder:
         self.notes: list[str] = []  # what the file journal tells the user (one line each)
         self._at_end: list[Callable[[], Restored]] = []
         self.one_epoch_options: list[str] = []
+        # A framework's settings the script gave and the job replaced ("Trainer.max_epochs:
+        # 10 → 1"), for the result's changes.
+        self.settings_changed: list[str] = []
         self.optimizer_seen = False
         # Training steps fed by no DataLoader batch: each one counts as a batch too.
         self.loop_steps = 0
@@ -120,6 +138,19 @@ class Recorder:
         if len(self.losses) < MAX_RECORDED_LOSSES:
             self.losses.append(value)
         self.hub.loss(step, value)
+
+    def settings_overridden(
+        self, owner: str, before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> None:
+        """The settings of ``before`` (as the script had them) that the job ran with other
+        values of, for the result's changes."""
+        for name, value in before.items():
+            new = after.get(name, "unset")
+            if _same_value(value, new):
+                continue
+            line = f"{owner}.{name}: {_short(value)} → {_short(new)}"
+            if line not in self.settings_changed:
+                self.settings_changed.append(line)
 
     def redirected(self, requested: str, written: str) -> None:
         if not any(r.requested == requested for r in self.outputs):

@@ -10,12 +10,15 @@ from quickdev.rundir.result import JobResult
 
 
 def changes(result: JobResult) -> list[str]:
-    """One line per change: options set to one epoch, tensors placed on another device,
-    files kept in the run directory, and the budget that ended the run (with advice)."""
+    """One line per change: options set to one epoch, a framework's settings replaced,
+    tensors placed on another device, files kept in the run directory, and the budget that
+    ended the run (with advice)."""
     lines = []
     if result.limits.one_epoch_options:
         options = ", ".join(result.limits.one_epoch_options)
         lines.append(f"one epoch: {options} set to 1 (pass it explicitly to keep your value)")
+    if result.limits.settings_changed:
+        lines.append(f"settings: {'; '.join(result.limits.settings_changed)}")
     if result.device is not None and result.device.remaps:
         counts = ", ".join(f"{idiom} {n}" for idiom, n in result.device.remaps.items())
         lines.append(f"device: {result.device.actual} instead of what the script asked ({counts})")

@@ -26,6 +26,9 @@ class Limits:
     device: str = "cpu"
     # The script's own epochs options that the job set to 1 (left at their defaults).
     one_epoch_options: list[str] = field(default_factory=list)
+    # A framework's settings the script gave that the job ran with other values of
+    # ("Trainer.max_epochs: 10 → 1", "TrainingArguments.report_to: ['wandb'] → 'none'").
+    settings_changed: list[str] = field(default_factory=list)
     # Passes over a loader that trained; steps from no DataLoader; eval forwards in a row
     # that no DataLoader feeds (see limits/budget.py). None: no bound.
     train_passes: int | None = None
