@@ -42,8 +42,8 @@ def _patch(module: ModuleType, patcher: Patcher, lightning: LightningLimits) -> 
             arguments = {**given, "accelerator": "cpu", "devices": 1, "strategy": "auto"}
             if str(arguments.get("precision")) in ("16", "16-mixed"):
                 arguments["precision"] = "bf16-mixed"  # fp16 autocast needs CUDA
-            given = {name: given[name] for name in REPORTED_SETTINGS if name in given}
-            lightning.placer.recorder.settings_overridden("Fabric", given, arguments)
+            reported = {name: given[name] for name in REPORTED_SETTINGS if name in given}
+            lightning.placer.recorder.settings_overridden("Fabric", reported, arguments)
             args, kwargs = (), arguments
         original_init(fabric, *args, **kwargs)
         lightning.keep_outputs_in_run_dir(fabric)
