@@ -80,9 +80,9 @@ HAND_LIMITS: dict[str, tuple[list[tuple[str, str]], list[str]]] = {
 
 
 # The hand-limited script, started as a job starts the user's code: torch imported and what
-# the import left alive frozen first.
+# the import left alive frozen first, by the job's own function.
 FROZEN_START = (
-    "import gc, runpy, sys, torch; gc.collect(); gc.freeze(); "
+    "import runpy, sys, torch; from quickdev.collector import freeze_imports; freeze_imports(); "
     "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
 )
 
