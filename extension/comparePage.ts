@@ -1,13 +1,13 @@
 // Two runs side by side: what each did and their scalars (loss per step), as a static page.
 // No vscode import; built from result.json as written, like resultPage.ts.
-import { escapeHtml, finite, list, page, record, sparkline, table, text } from "./resultPage";
+import { escapeHtml, finite, list, megabytes, page, record, seconds, sparkline, table, text } from "./resultPage";
 
 function facts(data: Record<string, unknown>): (string | undefined)[] {
   const losses = list(data.losses).filter(finite);
   return [
     text(data.status),
     text(data.stop_reason),
-    finite(data.duration_s) ? `${data.duration_s.toFixed(1)} s` : undefined,
+    seconds(data.duration_s),
     text(data.optimizer_steps),
     // Hand-made batches (training steps without a DataLoader) count, as in the Runs view.
     String(
@@ -15,7 +15,7 @@ function facts(data: Record<string, unknown>): (string | undefined)[] {
         (finite(data.loop_batches) ? data.loop_batches : 0),
     ),
     losses.length ? losses[losses.length - 1]?.toPrecision(4) : undefined,
-    finite(data.peak_rss_mb) && data.peak_rss_mb > 0 ? `${data.peak_rss_mb.toFixed(0)} MB` : undefined,
+    megabytes(data.peak_rss_mb),
   ];
 }
 

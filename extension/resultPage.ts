@@ -1,7 +1,8 @@
 // A run's result as a page a person reads: status, what the job changed and why it stopped,
-// loaders and their batches, steps, a loss sparkline, outputs kept, device remaps, duration. No vscode import; no script in the
-// page: a CSP allows only our nonce'd style. The result is result.json as the job wrote it, of
-// whatever shape: every field is checked before use and anything unexpected is left out.
+// loaders and their batches, steps, a loss sparkline, outputs kept, device remaps, duration.
+// No vscode import; no script in the page: a CSP allows only our nonce'd style. The result is
+// result.json as the job wrote it, of whatever shape: every field is checked before use and
+// anything unexpected is left out.
 
 type Json = Record<string, unknown>;
 
@@ -11,6 +12,10 @@ export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value
 export const text = (value: unknown): string | undefined =>
   typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : undefined;
 export const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+export const positive = (value: unknown): value is number => finite(value) && value > 0;
+/** A run's duration and peak memory as both pages show them; undefined when not a number. */
+export const seconds = (value: unknown): string | undefined => (finite(value) ? `${value.toFixed(1)} s` : undefined);
+export const megabytes = (value: unknown): string | undefined => (positive(value) ? `${value.toFixed(0)} MB` : undefined);
 
 export function escapeHtml(value: string): string {
   return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
@@ -60,7 +65,7 @@ function loaders(result: Json): string {
   const body = list(result.loaders).flatMap((value) => {
     const loader = record(value);
     // A loader made and never iterated (a framework builds some it never uses) is noise.
-    if (!loader || !(finite(loader.passes) && loader.passes > 0) && !(finite(loader.batches) && loader.batches > 0)) {
+    if (!loader || (!positive(loader.passes) && !positive(loader.batches))) {
       return [];
     }
     const signature = text(loader.batch_signature) ?? "";
@@ -110,18 +115,17 @@ export function resultHtml(result: unknown, nonce: string, changes: readonly str
   const error = record(data.error);
   const losses = list(data.losses);
   const lastLoss = losses.filter(finite).at(-1);
-  const duration = finite(data.duration_s) ? `${data.duration_s.toFixed(1)} s` : undefined;
   const summary = rows([
     ["status", text(data.status) ?? "unknown"],
     ["stop reason", text(data.stop_reason)],
     ["script", text(data.script)],
     ["started", text(data.started)],
-    ["duration", duration],
+    ["duration", seconds(data.duration_s)],
     ["optimizer steps", text(data.optimizer_steps)],
-    ["batches made by hand", finite(data.loop_batches) && data.loop_batches > 0 ? String(data.loop_batches) : undefined],
+    ["batches made by hand", positive(data.loop_batches) ? String(data.loop_batches) : undefined],
     ["device", text(record(data.device)?.actual)],
     ["last loss", lastLoss === undefined ? undefined : lastLoss.toPrecision(4)],
-    ["peak memory", finite(data.peak_rss_mb) && data.peak_rss_mb > 0 ? `${data.peak_rss_mb.toFixed(0)} MB` : undefined],
+    ["peak memory", megabytes(data.peak_rss_mb)],
   ]);
   const failure = error
     ? `<p class="error">${escapeHtml(`${text(error.type) ?? "Error"}: ${text(error.message) ?? ""}`)}` +
