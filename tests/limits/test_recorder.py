@@ -80,3 +80,29 @@ def test_batches_and_steps_check_the_deadline() -> None:
     with pytest.raises(StopJob, match="timeout"):
         rec.train_step()
     assert len(seen.batches) == 1 and seen.steps == [1]  # counted, then stopped
+
+
+class _Hostile:
+    """A setting value of the script's own (a strategy object, say) whose == and repr raise."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no comparing me")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no printing me")
+
+    __hash__ = object.__hash__
+
+
+def test_replaced_settings_are_recorded_once_and_any_value_is_named_safely() -> None:
+    recorder = Recorder(EventHub(), make_budget(max_steps=None, timeout_s=None))
+    given = {"max_epochs": 10, "fast_dev_run": True, "precision": "bf16-mixed"}
+    recorder.settings_overridden("Trainer", given, {"max_epochs": 1, "precision": "bf16-mixed"})
+    recorder.settings_overridden("Trainer", {"max_epochs": 10}, {"max_epochs": 1})
+    # A value the job cannot compare or print must not fail the script's Trainer(...).
+    recorder.settings_overridden("Trainer", {"strategy": _Hostile()}, {"strategy": "auto"})
+    assert recorder.settings_changed == [
+        "Trainer.max_epochs: 10 → 1",
+        "Trainer.fast_dev_run: True → removed",
+        "Trainer.strategy: <_Hostile> → 'auto'",
+    ]

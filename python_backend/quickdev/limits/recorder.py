@@ -25,7 +25,10 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 def _short(value: Any) -> str:
-    shown = repr(value)
+    try:
+        shown = repr(value)
+    except Exception:  # the script's own object; naming it must not fail its call
+        shown = f"<{type(value).__name__}>"
     return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
@@ -145,10 +148,10 @@ class Recorder:
         """The settings of ``before`` (as the script had them) that the job ran with other
         values of, for the result's changes."""
         for name, value in before.items():
-            new = after.get(name, "unset")
-            if _same_value(value, new):
+            if name in after and _same_value(value, after[name]):
                 continue
-            line = f"{owner}.{name}: {_short(value)} → {_short(new)}"
+            new = _short(after[name]) if name in after else "removed"
+            line = f"{owner}.{name}: {_short(value)} → {new}"
             if line not in self.settings_changed:
                 self.settings_changed.append(line)
 
