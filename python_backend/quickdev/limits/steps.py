@@ -7,6 +7,7 @@ without grad are evaluation forwards, bounded when no DataLoader feeds them.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import torch
@@ -33,10 +34,7 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
         original_init(optimizer, *args, **kwargs)
 
     def after_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
-        loop_step = recorder.train_step()
-        recorder.budget.check_steps(recorder.steps)
-        if loop_step:
-            recorder.budget.check_loop_steps(recorder.loop_steps)
+        recorder.step_taken(recorder.train_step())
 
     patcher.set(Optimizer, "__init__", __init__)
     handle = register_optimizer_step_post_hook(after_step)
@@ -80,6 +78,24 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
 def _watch_top_module(module: nn.Module, patcher: Patcher, recorder: Recorder) -> None:
     handle = module.register_forward_pre_hook(lambda m, args: _before_top_forward(m, recorder))
     patcher.on_undo(handle.remove)
+    _leave_out_of_copies(module, handle.id, patcher)
+
+
+def _leave_out_of_copies(module: nn.Module, hook_id: int, patcher: Patcher) -> None:
+    """A model saved whole (``torch.save(model)``) or copied (``copy.deepcopy``, an EMA
+    model) does so without the job's hook: it cannot be pickled, a file saved with it
+    would need Quickdev to load, and a copy's forwards are not the model's."""
+    original = nn.Module.__getstate__
+
+    def __getstate__(self: nn.Module) -> dict[str, Any]:
+        state: dict[str, Any] = original(self)  # type: ignore[no-untyped-call]
+        hooks = state.get("_forward_pre_hooks")
+        if self is module and hooks is not None and hook_id in hooks:
+            kept = [(key, hook) for key, hook in hooks.items() if key != hook_id]
+            state["_forward_pre_hooks"] = OrderedDict(kept)
+        return state
+
+    patcher.set(nn.Module, "__getstate__", __getstate__)
 
 
 def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
@@ -89,12 +105,10 @@ def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
     recorder.training_forward()
     if recorder.optimizer_seen:
         return  # the optimizer's step hook counts steps
-    # Hand-written SGD: a training forward is a step. Stop before the next step
-    # starts, so exactly the budgeted steps ran.
-    recorder.budget.check_steps(recorder.steps)
-    if recorder.in_loop_without_loader():
-        recorder.budget.check_loop_steps(recorder.loop_steps)
-    recorder.train_step()
+    # Hand-written SGD: a training forward is a step. Counted here, before it runs, the
+    # step that reaches a budget still runs to the loop's next iteration.
+    recorder.hand_step_starting()
+    recorder.step_taken(recorder.train_step(), hand_written=True)
 
 
 # On the tensor GradScaler.scale returns: the loss it scaled, which is what to record.
