@@ -158,7 +158,11 @@ def test_an_unwritable_cache_is_only_a_miss(tmp_path: Path) -> None:
 
 
 def test_the_cache_keeps_a_bounded_number_of_entries(tmp_path: Path) -> None:
+    """Each edit of a file adds an entry; the next job drops the oldest beyond the bound."""
     cache = CodeCache(tmp_path / "cache", keep=8)
     for n in range(20):
         cache.store(cache.key(b"x = %d" % n, "/p.py", "t"), None, {})
-    assert 6 <= len(list((tmp_path / "cache").iterdir())) <= 8
+    assert len(list((tmp_path / "cache").iterdir())) == 20  # one job: no pruning on its way
+    next_job = CodeCache(tmp_path / "cache", keep=8)
+    next_job.store(next_job.key(b"y = 1", "/p.py", "t"), None, {})
+    assert len(list((tmp_path / "cache").iterdir())) == 7  # the newest 6, and its own

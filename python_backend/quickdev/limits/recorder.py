@@ -192,10 +192,11 @@ class Recorder:
     def phases(self) -> Phases:
         """What ran of each phase, for the result (``files_saved`` from the outputs)."""
         saved = sum(1 for o in self.outputs if o.written is not None and o.change != "deleted")
+        after = self._evals_since_step if self.steps else 0  # no training: no test phase
         return Phases(
             training_steps=self.steps,
-            evaluation_forwards=self.eval_forwards - self._evals_since_step,
-            test_forwards=self._evals_since_step,
+            evaluation_forwards=self.eval_forwards - after,
+            test_forwards=after,
             files_saved=saved,
         )
 

@@ -50,6 +50,7 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
     """
     depth = 0
     global_handles: list[Any] = []
+    watch = _TopModules(patcher, recorder)
 
     def remove_global() -> None:
         while global_handles:
@@ -59,7 +60,7 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
         nonlocal depth
         if depth == 0 and next(module.parameters(), None) is not None:
             remove_global()
-            _watch_top_module(module, patcher, recorder)
+            watch.found(module)
             _before_top_forward(module, recorder)
             return
         depth += 1
@@ -75,27 +76,52 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
     patcher.on_undo(remove_global)
 
 
-def _watch_top_module(module: nn.Module, patcher: Patcher, recorder: Recorder) -> None:
-    handle = module.register_forward_pre_hook(lambda m, args: _before_top_forward(m, recorder))
-    patcher.on_undo(handle.remove)
-    _leave_out_of_copies(module, handle.id, patcher)
+# Marks the job's own forward hook among a module's hooks.
+_OURS = "_quickdev_top_module_hook"
 
 
-def _leave_out_of_copies(module: nn.Module, hook_id: int, patcher: Patcher) -> None:
-    """A model saved whole (``torch.save(model)``) or copied (``copy.deepcopy``, an EMA
-    model) does so without the job's hook: it cannot be pickled, a file saved with it
-    would need Quickdev to load, and a copy's forwards are not the model's."""
-    original = nn.Module.__getstate__
+class _TopModules:
+    """The top module's forward hook, on the module and on the copies the script makes of
+    it: the best checkpoint loaded back whole for the test phase (``torch.load``), an EMA
+    model (``copy.deepcopy``). A copy is saved without the hook: it cannot be pickled,
+    and a file saved with it would need Quickdev to load."""
 
-    def __getstate__(self: nn.Module) -> dict[str, Any]:
-        state: dict[str, Any] = original(self)  # type: ignore[no-untyped-call]
-        hooks = state.get("_forward_pre_hooks")
-        if self is module and hooks is not None and hook_id in hooks:
-            kept = [(key, hook) for key, hook in hooks.items() if key != hook_id]
-            state["_forward_pre_hooks"] = OrderedDict(kept)
-        return state
+    def __init__(self, patcher: Patcher, recorder: Recorder) -> None:
+        self.patcher = patcher
+        self.recorder = recorder
+        self.top_class: type[nn.Module] | None = None
 
-    patcher.set(nn.Module, "__getstate__", __getstate__)
+    def found(self, module: nn.Module) -> None:
+        self.top_class = type(module)
+        self.watch(module)
+        original_get = nn.Module.__getstate__
+        original_set = nn.Module.__setstate__
+
+        def __getstate__(module: nn.Module) -> dict[str, Any]:
+            state: dict[str, Any] = original_get(module)  # type: ignore[no-untyped-call]
+            hooks = state.get("_forward_pre_hooks")
+            if hooks and any(getattr(h, _OURS, False) for h in hooks.values()):
+                kept = [(k, h) for k, h in hooks.items() if not getattr(h, _OURS, False)]
+                state["_forward_pre_hooks"] = OrderedDict(kept)
+            return state
+
+        def __setstate__(module: nn.Module, state: dict[str, Any]) -> None:
+            original_set(module, state)  # type: ignore[no-untyped-call]
+            if type(module) is self.top_class:
+                self.watch(module)
+
+        self.patcher.set(nn.Module, "__getstate__", __getstate__)
+        self.patcher.set(nn.Module, "__setstate__", __setstate__)
+
+    def watch(self, module: nn.Module) -> None:
+        recorder = self.recorder
+
+        def before_forward(module: nn.Module, args: Any) -> None:
+            _before_top_forward(module, recorder)
+
+        setattr(before_forward, _OURS, True)
+        handle = module.register_forward_pre_hook(before_forward)
+        self.patcher.on_undo(handle.remove)
 
 
 def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:

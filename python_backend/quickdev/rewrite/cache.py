@@ -35,6 +35,7 @@ class CodeCache:
         """``folder`` None: nothing is kept (every file is rewritten each time)."""
         self.folder = folder
         self.keep = keep
+        self._ready = False  # the folder exists and was pruned (once per job)
         self._tag = b"|".join(
             [
                 str(FORMAT).encode(),
@@ -72,17 +73,19 @@ class CodeCache:
         partial = self.folder / f".{key}.{os.getpid()}.tmp"
         try:
             data = marshal.dumps((FORMAT, code, metadata))
-            self.folder.mkdir(parents=True, exist_ok=True)
+            if not self._ready:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._prune()
+                self._ready = True
             partial.write_bytes(data)
             os.replace(partial, target)  # a reader never sees half an entry
         except (OSError, ValueError) as exc:
             log.debug("rewritten code not cached (%s)", exc)
             with contextlib.suppress(OSError):
                 partial.unlink()
-            return
-        self._prune()
 
     def _prune(self) -> None:
+        """Beyond ``keep`` entries, drop the oldest quarter (before this job adds its own)."""
         assert self.folder is not None
         try:
             entries = [e for e in os.scandir(self.folder) if e.name.endswith(_SUFFIX)]

@@ -13,7 +13,7 @@ iteration ends by itself and is not reported as ended early, and ``continue`` ca
 skip the check. The loop variable then holds the item the loop did not run (``epoch``
 is 1 after epoch 0 ran): a ``break`` at the top of the body does the same.
 While nothing is marked the check is one global load and one branch. The inserted
-statement has no source position (``rewrite.no_location``): no line event, so
+statement has no source position (as ``rewrite.no_location`` gives): no line event, so
 breakpoints and stepping see only the user's lines, and the loop's line table is the
 user's.
 
@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from itertools import accumulate
 
 from quickdev.limits.loops.table import FRAME_GETTER, Loop, LoopTables, flag_name
-from quickdev.rewrite import no_location, source_key
+from quickdev.rewrite import source_key
 
 # A cheap first look: a file without a loop statement is not even parsed.
 _LOOP_KEYWORD = re.compile(r"^\s*(?:async\s+)?(?:for|while)\b", re.MULTILINE)
@@ -109,17 +109,22 @@ def _lines_with_calls(source: str) -> list[int]:
 
 
 def _check(index: int) -> ast.stmt:
+    """``if FLAG and FLAG.pop(__quickdev_frame__(), None): break``, without a position
+    (built node by node: the check is made for every loop of every file rewritten)."""
     flag = flag_name(index)
-    frame = ast.Call(func=ast.Name(FRAME_GETTER, ast.Load()), args=[], keywords=[])
-    pop = ast.Call(
-        func=ast.Attribute(ast.Name(flag, ast.Load()), "pop", ast.Load()),
-        args=[frame, ast.Constant(None)],
-        keywords=[],
-    )
-    test = ast.BoolOp(ast.And(), [ast.Name(flag, ast.Load()), pop])
-    statement = ast.If(test=test, body=[ast.Break()], orelse=[])
-    no_location(statement)
-    return statement
+
+    def name(identifier: str) -> ast.Name:
+        return ast.Name(identifier, ast.Load(), **_NOWHERE)
+
+    frame = ast.Call(name(FRAME_GETTER), [], [], **_NOWHERE)
+    pop = ast.Attribute(name(flag), "pop", ast.Load(), **_NOWHERE)
+    call = ast.Call(pop, [frame, ast.Constant(None, None, **_NOWHERE)], [], **_NOWHERE)
+    test = ast.BoolOp(ast.And(), [name(flag), call], **_NOWHERE)
+    return ast.If(test, [ast.Break(**_NOWHERE)], [], **_NOWHERE)
+
+
+# No source position (see quickdev.rewrite.no_location).
+_NOWHERE = {"lineno": -1, "col_offset": -1, "end_lineno": -1, "end_col_offset": -1}
 
 
 def _kind(loop: ast.stmt) -> str:
