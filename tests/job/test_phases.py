@@ -86,12 +86,19 @@ def test_a_loop_that_would_end_by_itself_is_not_reported(run_quickdev: Any, proj
     assert run.result["limits"]["one_epoch_options"] == ["--epochs"]
     assert [e["role"] for e in run.result["loops_ended"]] == ["training", "evaluation"]
     assert "test ppl" in run.stdout
+    # The test pass runs on the best model loaded back whole: its forwards are the
+    # model's too, and its evaluation loop ends after the budget as validation's did.
+    assert run.result["loops_ended"][1]["times"] == 2
+    assert run.result["phases"]["test_forwards"] == 40
 
 
 def test_an_explicit_epochs_option_still_gives_its_epochs(run_quickdev: Any, project: Path) -> None:
     """Hand-made batches: each epoch's loop takes the loop-steps budget, as each pass over a
     DataLoader takes --batches, and the script's own --epochs 3 gives three epochs."""
-    run = run_idiom(run_quickdev, project, "word_lm.py", script_args=("--epochs", "3"))
+    # Three epochs with their validations: three times a default run's work.
+    run = run_idiom(
+        run_quickdev, project, "word_lm.py", script_args=("--epochs", "3"), deadline_s=60
+    )
     result = run.result
     assert (result["status"], result["optimizer_steps"]) == ("passed", 6)
     assert [f"epoch {n} valid" in run.stdout for n in (1, 2, 3)] == [True] * 3
