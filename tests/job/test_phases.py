@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.idioms import copy_idioms, run_idiom
+from tests.support.idioms import copy_idioms, run_idiom, tree
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +136,17 @@ def test_an_evaluation_loop_ends_after_its_budget_and_the_script_uses_what_it_co
     # in the final phase.
     assert (result["phases"]["evaluation_forwards"], result["phases"]["test_forwards"]) == (40, 40)
     assert result["stop_advice"].startswith("eval_iters (default 200) at iter_num_loop.py:")
+
+
+def test_a_script_run_as_a_module_gets_its_loops_ended_too(
+    run_quickdev: Any, project: Path
+) -> None:
+    """``quickdev run -m``: the module comes through the import hook, as its sibling does."""
+    before = tree(project)
+    run = run_quickdev(
+        "--runs-dir", str(project.parent / "runs"), "-m", "project_trainer", cwd=project
+    )
+    assert run.returncode == 0, run.stderr
+    assert tree(project) == before
+    assert run.result["status"] == "passed" and "FINAL:" in run.stdout
+    assert [e["role"] for e in run.result["loops_ended"]] == ["epoch"]
