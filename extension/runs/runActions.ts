@@ -36,7 +36,7 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
     register("quickdev.run.compare", async (run: RunSummary, selected?: readonly RunSummary[]) => {
       const chosen = (selected ?? []).filter((node): node is RunSummary => "runId" in node);
       if (chosen.length === 2) {
-        return results.compare(chosen[0] as RunSummary, chosen[1] as RunSummary);
+        return results.compare(chosen[0], chosen[1]);
       }
       const others = jobs.knownRuns().filter((other) => other.runId !== run.runId);
       const picked = await vscode.window.showQuickPick(

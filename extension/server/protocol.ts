@@ -190,5 +190,5 @@ export function parseLensArgument(value: unknown): LensArgument | undefined {
   if (file !== undefined && (typeof file !== "string" || file === "")) {
     return undefined;
   }
-  return { script, file: file as string | undefined, line: line as number | undefined };
+  return { script, file: file, line: line };
 }

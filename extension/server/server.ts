@@ -144,7 +144,7 @@ export class QuickdevServer implements vscode.Disposable {
       };
     }
     try {
-      const answer = await this.client.sendRequest(ExecuteCommandRequest.type, {
+      const answer: unknown = await this.client.sendRequest(ExecuteCommandRequest.type, {
         command: name,
         arguments: [argument],
       });

@@ -20,7 +20,7 @@ test("Python breakpoints can be set with only this extension installed", () => {
 });
 
 test("the attributes Python users write are declared, so VS Code flags none of them", () => {
-  const declared = Object.keys(MANIFEST.contributes.debuggers[0]!.configurationAttributes.launch.properties);
+  const declared = Object.keys(MANIFEST.contributes.debuggers[0].configurationAttributes.launch.properties);
   for (const name of ["program", "args", "cwd", "env", "envFile", "python", "justMyCode", "console"]) {
     assert.ok(declared.includes(name), `${name} is not declared`);
   }
@@ -28,7 +28,7 @@ test("the attributes Python users write are declared, so VS Code flags none of t
     assert.ok(declared.includes(name), `${name} is not declared`);
   }
   // Either "program" or "script" names the script: neither may be required on its own.
-  assert.equal(MANIFEST.contributes.debuggers[0]!.configurationAttributes.launch.required, undefined);
+  assert.equal(MANIFEST.contributes.debuggers[0].configurationAttributes.launch.required, undefined);
 });
 
 test(".env files read as the Python extension reads them", () => {

@@ -22,7 +22,7 @@ function sample(name: string): string {
 
 function changed(outcome: EditOutcome): { text: string; added: string[] } {
   assert.equal(outcome.kind, "changed", JSON.stringify(outcome));
-  return outcome as { kind: "changed"; text: string; added: string[] };
+  return outcome;
 }
 
 function parseStrictly(text: string): Record<string, unknown> {
