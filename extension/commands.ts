@@ -82,12 +82,23 @@ export function registerCommands(
     register("quickdev.showLog", showLog),
     register("quickdev.tensorboard.refresh", () => panels.refreshActive()),
 
-    register(LENS_COMMANDS.run, lensHandler((script) => jobs.run("run", script))),
-    register(LENS_COMMANDS.profile, lensHandler((script) => jobs.run("profile", script))),
-    register(LENS_COMMANDS.debug, lensHandler((script) => debugScript(script))),
+    register(
+      LENS_COMMANDS.run,
+      lensHandler((script) => jobs.run("run", script)),
+    ),
+    register(
+      LENS_COMMANDS.profile,
+      lensHandler((script) => jobs.run("profile", script)),
+    ),
+    register(
+      LENS_COMMANDS.debug,
+      lensHandler((script) => debugScript(script)),
+    ),
     register(
       LENS_COMMANDS.debugStep,
-      lensHandler((script, file, line) => debugScript(script, line === undefined ? undefined : { file: file ?? script, line })),
+      lensHandler((script, file, line) =>
+        debugScript(script, line === undefined ? undefined : { file: file ?? script, line }),
+      ),
     ),
 
     register("quickdev.run.openResult", (run: RunSummary) => results.show(run)),

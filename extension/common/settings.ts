@@ -1,11 +1,6 @@
 // Reads the typed `quickdev.*` settings; defaults come from package.json through VS Code.
 import * as vscode from "vscode";
-import {
-  type LensSettings,
-  type QuickdevSettings,
-  type VariableContext,
-  resolveVariables,
-} from "./settingsResolve";
+import { type LensSettings, type QuickdevSettings, type VariableContext, resolveVariables } from "./settingsResolve";
 
 export const SECTION = "quickdev";
 

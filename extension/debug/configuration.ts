@@ -63,7 +63,11 @@ export const CURRENT_FILE_DEFAULT: QuickdevConfiguration = {
 };
 
 /** The attach session a debug launch becomes once its job's debugpy listens at `address`. */
-export function attachToStartedJob(config: QuickdevConfiguration, runId: string, address: Address): QuickdevConfiguration {
+export function attachToStartedJob(
+  config: QuickdevConfiguration,
+  runId: string,
+  address: Address,
+): QuickdevConfiguration {
   return {
     type: DEBUG_TYPE,
     name: config.name,
@@ -76,7 +80,10 @@ export function attachToStartedJob(config: QuickdevConfiguration, runId: string,
 }
 
 /** An attach configuration given the address (and label) of the process picked for it. */
-export function attachToPicked(config: QuickdevConfiguration, target: Address & { label: string }): QuickdevConfiguration {
+export function attachToPicked(
+  config: QuickdevConfiguration,
+  target: Address & { label: string },
+): QuickdevConfiguration {
   // No quickdevRunId: stopping this session detaches and leaves the long job running.
   return {
     ...config,

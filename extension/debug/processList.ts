@@ -40,7 +40,10 @@ export function parsePs(text: string): PythonProcess[] {
 
 /** /proc/PID/cmdline: arguments separated (and ended) by NUL bytes. */
 export function parseCmdline(raw: string): string {
-  return raw.split("\0").filter((arg) => arg !== "").join(" ");
+  return raw
+    .split("\0")
+    .filter((arg) => arg !== "")
+    .join(" ");
 }
 
 async function fromProc(): Promise<PythonProcess[]> {

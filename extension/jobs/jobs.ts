@@ -89,7 +89,10 @@ export class Jobs {
   }
 
   /** Starts a job under debugpy and answers where to attach; undefined if it could not start. */
-  async startDebug(args: Omit<StartJobArgs, "mode">, token?: vscode.CancellationToken): Promise<StartJobAnswer | undefined> {
+  async startDebug(
+    args: Omit<StartJobArgs, "mode">,
+    token?: vscode.CancellationToken,
+  ): Promise<StartJobAnswer | undefined> {
     if (!ensureTrusted()) {
       return undefined;
     }

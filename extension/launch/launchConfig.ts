@@ -59,7 +59,10 @@ async function editFile(uri: vscode.Uri, additions: LaunchAdditions, root: reado
   return { uri, file, added: outcome.added.length };
 }
 
-async function entryScripts(server: QuickdevServer, folders: readonly vscode.WorkspaceFolder[]): Promise<Map<string, string[]> | string> {
+async function entryScripts(
+  server: QuickdevServer,
+  folders: readonly vscode.WorkspaceFolder[],
+): Promise<Map<string, string[]> | string> {
   const answer = await server.command<ScanAnswer>("quickdev.scanWorkspace", {
     folders: folders.map((folder) => folder.uri.fsPath),
   });
@@ -77,7 +80,9 @@ async function entryScripts(server: QuickdevServer, folders: readonly vscode.Wor
 export async function generateLaunchConfigurations(server: QuickdevServer): Promise<void> {
   const folders = vscode.workspace.workspaceFolders ?? [];
   if (folders.length === 0) {
-    void vscode.window.showErrorMessage("Quickdev: open a folder or workspace first; launch configurations live in it.");
+    void vscode.window.showErrorMessage(
+      "Quickdev: open a folder or workspace first; launch configurations live in it.",
+    );
     return;
   }
   const scan = await vscode.window.withProgress(

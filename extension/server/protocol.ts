@@ -1,14 +1,7 @@
 // Types of the language server's commands and notifications (docs/protocol.md). No vscode import:
 // unit tests load this module under plain node.
 
-export type RunStatus =
-  | "queued"
-  | "running"
-  | "passed"
-  | "failed"
-  | "stopped"
-  | "killed"
-  | "cancelled";
+export type RunStatus = "queued" | "running" | "passed" | "failed" | "stopped" | "killed" | "cancelled";
 
 export type JobMode = "run" | "profile" | "debug";
 
@@ -112,7 +105,12 @@ export const PROTOCOL_FIELDS = {
     device: "optional",
     nproc: "optional",
   } satisfies Fields<StartJobArgs>,
-  StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" } satisfies Fields<StartJobAnswer>,
+  StartJobAnswer: {
+    runId: "required",
+    runDir: "required",
+    args: "required",
+    attach: "optional",
+  } satisfies Fields<StartJobAnswer>,
   RunSummary: {
     runId: "required",
     script: "required",
@@ -141,20 +139,10 @@ export const PROTOCOL_FIELDS = {
 export type Answer<T> = T | { error: string };
 
 export function isError<T>(answer: Answer<T>): answer is { error: string } {
-  return (
-    typeof answer === "object" &&
-    answer !== null &&
-    typeof (answer as { error?: unknown }).error === "string"
-  );
+  return typeof answer === "object" && answer !== null && typeof (answer as { error?: unknown }).error === "string";
 }
 
-const FINISHED: ReadonlySet<RunStatus> = new Set<RunStatus>([
-  "passed",
-  "failed",
-  "stopped",
-  "killed",
-  "cancelled",
-]);
+const FINISHED: ReadonlySet<RunStatus> = new Set<RunStatus>(["passed", "failed", "stopped", "killed", "cancelled"]);
 
 export function isFinished(status: RunStatus): boolean {
   return FINISHED.has(status);

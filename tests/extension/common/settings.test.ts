@@ -2,11 +2,14 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { DEFAULT_INTERPRETER, SETTING_KEYS, pickInterpreter, resolveVariables } from "../../../extension/common/settingsResolve";
+import {
+  DEFAULT_INTERPRETER,
+  SETTING_KEYS,
+  pickInterpreter,
+  resolveVariables,
+} from "../../../extension/common/settingsResolve";
 
-const MANIFEST = JSON.parse(
-  readFileSync(path.join(__dirname, "..", "..", "..", "..", "package.json"), "utf8"),
-) as {
+const MANIFEST = JSON.parse(readFileSync(path.join(__dirname, "..", "..", "..", "..", "package.json"), "utf8")) as {
   engines: { vscode: string };
   devDependencies: Record<string, string>;
   capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };

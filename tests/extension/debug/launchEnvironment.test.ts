@@ -36,7 +36,7 @@ test(".env files read as the Python extension reads them", () => {
     "# a comment",
     "export DATA=/data/mnist",
     "PYTHONPATH=${DATA}/src:${HOME}",
-    "QUOTED=\"two\\nlines\" ",
+    'QUOTED="two\\nlines" ',
     "LITERAL='${DATA} stays'",
     "TRAILING=value # a comment",
     "not a line",
@@ -85,11 +85,21 @@ test("a launch configuration becomes the startJob argument, env, limits and all"
     device: "cpu",
   });
   assert.equal((startJobArgs({ ...launch, script: "/w/t.py", profile: true }, {}) as { mode: string }).mode, "profile");
-  assert.equal((startJobArgs({ ...launch, script: "/w/t.py", mode: "run", profile: true }, {}) as { mode: string }).mode, "run");
+  assert.equal(
+    (startJobArgs({ ...launch, script: "/w/t.py", mode: "run", profile: true }, {}) as { mode: string }).mode,
+    "run",
+  );
 });
 
 test("a launch configuration the job cannot run answers one line", () => {
   assert.match((startJobArgs(launch, {}) as { error: string }).error, /has no "program"/);
   assert.match((startJobArgs({ ...launch, module: "pkg.train" }, {}) as { error: string }).error, /"module"/);
-  assert.match((startJobArgs({ ...launch, program: "/w/t.py", env: { A: [1] } } as unknown as QuickdevConfiguration, {}) as { error: string }).error, /"env.A"/);
+  assert.match(
+    (
+      startJobArgs({ ...launch, program: "/w/t.py", env: { A: [1] } } as unknown as QuickdevConfiguration, {}) as {
+        error: string;
+      }
+    ).error,
+    /"env.A"/,
+  );
 });

@@ -40,7 +40,8 @@ test("docs/protocol.md and extension/server/protocol.ts list the same types and 
 });
 
 test("a field missing from a documented table is caught", () => {
-  const markdown = "### `RunError`\n\n| field | type |\n|---|---|\n| `message` | str |\n| `file`? | path |\n\n## Next\n| `x` | y |\n";
+  const markdown =
+    "### `RunError`\n\n| field | type |\n|---|---|\n| `message` | str |\n| `file`? | path |\n\n## Next\n| `x` | y |\n";
   assert.deepEqual(documentedTypes(markdown), { RunError: { message: "required", file: "optional" } });
   assert.notDeepEqual(documentedTypes(markdown).RunError, { ...PROTOCOL_FIELDS.RunError });
 });
