@@ -2,14 +2,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { log } from "../common/logger";
-import {
-  type JobMode,
-  type RunSummary,
-  type StartJobAnswer,
-  type StartJobArgs,
-  type TensorBoardAnswer,
-  isError,
-} from "../server/protocol";
+import { type JobMode, type RunSummary, type StartJobAnswer, type StartJobArgs, isError } from "../server/protocol";
 import { folderEnvironment } from "../common/folderEnvironment";
 import { describeRun, endMessage } from "../runs/runFormat";
 import type { RunStore } from "../runs/runs";
@@ -44,7 +37,7 @@ export class Jobs {
         cancellable: true,
       },
       async (progress, token) => {
-        const answer = await this.server.command<StartJobAnswer>("quickdev.startJob", {
+        const answer = await this.server.command("quickdev.startJob", {
           ...(await withFolderDefaults(script, options)),
           script,
           mode,
@@ -103,7 +96,7 @@ export class Jobs {
         cancellable: false,
       },
       async () =>
-        this.server.command<StartJobAnswer>("quickdev.startJob", {
+        this.server.command("quickdev.startJob", {
           ...(await withFolderDefaults(args.script, args)),
           script: args.script,
           mode: "debug",
@@ -129,7 +122,7 @@ export class Jobs {
   }
 
   async cancel(runId: string): Promise<void> {
-    const answer = await this.server.command<{ cancelled: boolean }>("quickdev.cancelJob", { runId });
+    const answer = await this.server.command("quickdev.cancelJob", { runId });
     if (isError(answer)) {
       log.warn(answer.error);
     }
@@ -141,7 +134,7 @@ export class Jobs {
     }
     const answer = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: "Quickdev: starting TensorBoard" },
-      () => this.server.command<TensorBoardAnswer>("quickdev.openTensorBoard", runId ? { runId } : {}),
+      () => this.server.command("quickdev.openTensorBoard", runId ? { runId } : {}),
     );
     if (isError(answer)) {
       void vscode.window.showErrorMessage(answer.error);
@@ -158,7 +151,7 @@ export class Jobs {
   /** Fills the store from the server (after a (re)start). */
   /** Whether the server listed them (it may be starting or stopped). */
   async refreshRuns(): Promise<boolean> {
-    const answer = await this.server.command<{ runs: RunSummary[] }>("quickdev.listRuns", {});
+    const answer = await this.server.command("quickdev.listRuns", {});
     if (isError(answer)) {
       log.warn(answer.error);
       return false;

@@ -6,7 +6,7 @@ import { exists } from "../common/files";
 import { folderAdditions, relativeScript, workspaceAdditions } from "./launchConfigs";
 import { type LaunchAdditions, addToLaunch } from "./launchEdits";
 import { log } from "../common/logger";
-import { type ScanAnswer, isError } from "../server/protocol";
+import { isError } from "../server/protocol";
 import type { QuickdevServer } from "../server/server";
 
 /** The Python Debugger extension, which runs `debugpy` configurations. */
@@ -63,7 +63,7 @@ async function entryScripts(
   server: QuickdevServer,
   folders: readonly vscode.WorkspaceFolder[],
 ): Promise<Map<string, string[]> | string> {
-  const answer = await server.command<ScanAnswer>("quickdev.scanWorkspace", {
+  const answer = await server.command("quickdev.scanWorkspace", {
     folders: folders.map((folder) => folder.uri.fsPath),
   });
   if (isError(answer)) {

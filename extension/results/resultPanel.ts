@@ -16,7 +16,7 @@ export class ResultPanels implements vscode.Disposable {
   constructor(private readonly server: QuickdevServer) {}
 
   async show(run: RunSummary): Promise<void> {
-    const answer = await this.server.command<{ run: RunSummary; result: unknown }>("quickdev.getRun", {
+    const answer = await this.server.command("quickdev.getRun", {
       runId: run.runId,
     });
     if (isError(answer)) {
@@ -40,7 +40,7 @@ export class ResultPanels implements vscode.Disposable {
   /** Two runs side by side in one panel (reused for the next comparison). */
   async compare(first: RunSummary, second: RunSummary): Promise<void> {
     const answers = await Promise.all(
-      [first, second].map((run) => this.server.command<{ result: unknown }>("quickdev.getRun", { runId: run.runId })),
+      [first, second].map((run) => this.server.command("quickdev.getRun", { runId: run.runId })),
     );
     const results: unknown[] = [];
     for (const answer of answers) {

@@ -25,7 +25,7 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
       if (choice !== "Delete") {
         return;
       }
-      const answer = await server.command<{ deleted: string }>("quickdev.deleteRun", { runId: run.runId });
+      const answer = await server.command("quickdev.deleteRun", { runId: run.runId });
       if (isError(answer)) {
         void vscode.window.showErrorMessage(`Quickdev: ${answer.error}`);
         return;

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol
+from typing import IO, Literal, Protocol
 
 import quickdev
 from quickdev.processes import DEBUGPY_PATH_ENV, SERVER_PROCESS_ENV, process_token, start_ticks
@@ -31,6 +31,7 @@ from quickdev.rundir.result import JobResult
 from quickdev.rundir.retention import RETENTION, Retention
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
 from quickdev.server.log import log
+from quickdev.server.protocol import Address
 from quickdev.server.run_processes import end_run, kill_run
 from quickdev.server.types import Failure
 
@@ -99,7 +100,7 @@ class Listening:
     host: str = "127.0.0.1"
     pid: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Address:
         return {"host": self.host or "127.0.0.1", "port": self.port}
 
 

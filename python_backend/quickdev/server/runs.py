@@ -25,9 +25,10 @@ from quickdev.rundir.result import JobResult
 from quickdev.rundir.retention import Retention
 from quickdev.rundir.validate import read_result_checked
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
+from quickdev.server.commands import CommandError, NoArgument, problem, register
 from quickdev.server.diagnostics import FailureDiagnostics
 from quickdev.server.jobs import JobError, JobManager, JobRequest, Mode, Run
+from quickdev.server.protocol import Address, CancelAnswer, RunDetail, RunList, StartJobAnswer
 from quickdev.server.run_processes import end_run
 from quickdev.server.run_summary import run_summary, summaries_on_disk
 from quickdev.server.types import Key
@@ -137,10 +138,10 @@ def setup(server: QuickdevServer) -> None:
         runs.jobs.kill_all()
         cancel_pending_requests(ls)
 
-    register(server, "quickdev.startJob", start_job)
-    register(server, "quickdev.cancelJob", cancel_job)
-    register(server, "quickdev.listRuns", list_runs)
-    register(server, "quickdev.getRun", get_run)
+    register(server, "quickdev.startJob", StartJob, start_job)
+    register(server, "quickdev.cancelJob", RunId, cancel_job)
+    register(server, "quickdev.listRuns", NoArgument, list_runs)
+    register(server, "quickdev.getRun", RunId, get_run)
 
 
 def cancel_pending_requests(ls: QuickdevServer) -> None:
@@ -197,16 +198,16 @@ class RunId:
     runId: str = field(metadata=problem('"runId" must be a run id, got {value!r}'))
 
 
-async def start_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
+async def start_job(ls: QuickdevServer, start: StartJob) -> StartJobAnswer:
     runs = runs_of(ls)
-    request = await _job_request(ls, parse_argument(argument, StartJob))
+    request = await _job_request(ls, start)
     await runs.check_interpreter(request.interpreter)
     try:
         run = runs.jobs.start(request)
     except JobError as exc:
         raise CommandError(str(exc)) from None
     runs.runs_dirs.add(request.runs_dir)
-    answer: Answer = {"runId": run.run_id, "runDir": str(run.run_dir), "args": request.args}
+    answer: StartJobAnswer = {"runId": run.run_id, "runDir": str(run.run_dir), "args": request.args}
     if request.mode == "debug":
         answer["attach"] = await _wait_for_attach(runs, run)
     return answer
@@ -258,7 +259,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
     )
 
 
-async def _wait_for_attach(runs: Runs, run: Run) -> dict[str, Any]:
+async def _wait_for_attach(runs: Runs, run: Run) -> Address:
     try:
         await asyncio.wait_for(run.attach_settled.wait(), ATTACH_TIMEOUT_S)
     except TimeoutError:
@@ -273,8 +274,8 @@ async def _wait_for_attach(runs: Runs, run: Run) -> dict[str, Any]:
     raise CommandError(f"the debug job ended before debugpy listened: {reason}")
 
 
-async def cancel_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    run_id = parse_argument(argument, RunId).runId
+async def cancel_job(ls: QuickdevServer, which: RunId) -> CancelAnswer:
+    run_id = which.runId
     runs = runs_of(ls)
     found = runs.find(run_id)
     if found.run is not None:
@@ -283,7 +284,7 @@ async def cancel_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
     return {"cancelled": await end_run(found.run_dir)}
 
 
-async def list_runs(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
+async def list_runs(ls: QuickdevServer, _: NoArgument) -> RunList:
     runs = runs_of(ls)
     summaries = {
         run_id: run_summary(run.run_dir, run.result, run) for run_id, run in runs.jobs.runs.items()
@@ -295,8 +296,8 @@ async def list_runs(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
     return {"runs": ordered}
 
 
-async def get_run(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    run_id = parse_argument(argument, RunId).runId
+async def get_run(ls: QuickdevServer, which: RunId) -> RunDetail:
+    run_id = which.runId
     found = runs_of(ls).find(run_id)
     # The file as the job wrote it, whatever its shape: the extension shows it as is.
     raw = _json_file(found.run_dir / RESULT_FILE)
