@@ -14,6 +14,8 @@ export interface QuickdevConfiguration extends vscode.DebugConfiguration {
   script?: string;
   /** The Python Debugger's name for `script`. */
   program?: string;
+  /** Instead of a script: a module, run as `python -m` does from `cwd`. */
+  module?: string;
   mode?: "debug" | "profile" | "run";
   /** `true`: the same as `"mode": "profile"`. */
   profile?: boolean;

@@ -11,10 +11,11 @@ import type { QuickdevServer } from "../server/server";
 export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: ResultPanels): vscode.Disposable[] {
   const register = vscode.commands.registerCommand;
   return [
-    // The same script in the same mode; the script's folder gives the environment as before.
-    register("quickdev.run.rerun", (run: RunSummary) =>
-      run.mode === "debug" ? debugScript(run.script) : jobs.run(run.mode === "profile" ? "profile" : "run", run.script),
-    ),
+    // The same script (or module) in the same mode; its folder gives the environment as before.
+    register("quickdev.run.rerun", (run: RunSummary) => {
+      const job = run.module ? { module: run.module } : { script: run.script };
+      return run.mode === "debug" ? debugScript(job) : jobs.run(run.mode === "profile" ? "profile" : "run", job);
+    }),
     register("quickdev.run.cancel", (run: RunSummary) => jobs.cancel(run.runId)),
     register("quickdev.run.delete", async (run: RunSummary) => {
       const choice = await vscode.window.showWarningMessage(

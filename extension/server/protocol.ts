@@ -37,6 +37,8 @@ export interface RunSummary {
   losses: number[];
   /** What the run did that a plain `python` run would not (one epoch, device, outputs kept, the budget that stopped it): one line each, as the terminal summary words them; empty until it ends. */
   changes: string[];
+  /** A job run as `python -m`: the module (`script` is then its file, or its name for a run on disk). */
+  module?: string;
   error?: RunError;
   /** Runs this server started, while they run: what the job is doing (train, validate, …). */
   stage?: string;
@@ -46,8 +48,10 @@ export interface RunSummary {
   attach?: Address;
 }
 
+/** What a job runs: `script`, or `module` as `python -m` does (from `cwd`); the server takes one. */
 export interface StartJobArgs {
-  script: string;
+  script?: string;
+  module?: string;
   mode?: JobMode;
   cwd?: string;
   args?: string[];
@@ -134,6 +138,9 @@ export interface ScanArgs {
 export interface ScannedScript {
   path: string;
   kind: string;
+  /** A script that runs only as `python -m`: the module, and the folder to run it from. */
+  module?: string;
+  cwd?: string;
 }
 
 export interface ScannedFolder {
@@ -219,7 +226,8 @@ export const PROTOCOL_FIELDS = {
     lenses: "required",
   },
   StartJobArgs: {
-    script: "required",
+    script: "optional",
+    module: "optional",
     mode: "optional",
     cwd: "optional",
     args: "optional",
@@ -247,7 +255,7 @@ export const PROTOCOL_FIELDS = {
   ScanArgs: { folders: "optional" },
   ScanAnswer: { folders: "required" },
   ScannedFolder: { folder: "required", entryScripts: "required", error: "optional" },
-  ScannedScript: { path: "required", kind: "required" },
+  ScannedScript: { path: "required", kind: "required", module: "optional", cwd: "optional" },
   RunSummary: {
     runId: "required",
     script: "required",
@@ -261,6 +269,7 @@ export const PROTOCOL_FIELDS = {
     batches: "required",
     losses: "required",
     changes: "required",
+    module: "optional",
     error: "optional",
     stage: "optional",
     steps: "optional",
@@ -292,9 +301,14 @@ export const LENS_COMMANDS = {
 
 export const RUN_CHANGED = "quickdev/runChanged";
 
-/** The argument of a lens command: `[{"script", "file"?, "line"?}]`, line 0-based. */
+/**
+ * The argument of a lens command: `[{"script", "module"?, "cwd"?, "file"?, "line"?}]`, line
+ * 0-based; `module` (with the folder to run it from) for a script that runs only as `python -m`.
+ */
 export interface LensArgument {
   script: string;
+  module?: string;
+  cwd?: string;
   file?: string;
   line?: number;
 }
@@ -303,8 +317,11 @@ export function parseLensArgument(value: unknown): LensArgument | undefined {
   if (typeof value !== "object" || value === null) {
     return undefined;
   }
-  const { script, file, line } = value as Record<string, unknown>;
+  const { script, module, cwd, file, line } = value as Record<string, unknown>;
   if (typeof script !== "string" || script === "") {
+    return undefined;
+  }
+  if (module !== undefined && (typeof module !== "string" || module === "" || typeof cwd !== "string")) {
     return undefined;
   }
   if (line !== undefined && (typeof line !== "number" || !Number.isInteger(line) || line < 0)) {
@@ -313,5 +330,6 @@ export function parseLensArgument(value: unknown): LensArgument | undefined {
   if (file !== undefined && (typeof file !== "string" || file === "")) {
     return undefined;
   }
-  return { script, file: file, line: line };
+  const asModule = typeof module === "string" ? { module, cwd: cwd as string } : {};
+  return { script, ...asModule, file, line };
 }

@@ -81,6 +81,7 @@ class JobRequest:
     nproc: int | None = None
     keep_outputs: bool = False
     retention: Retention = RETENTION
+    module: str | None = None  # run as `python -m module`; `script` is then the module's file
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,8 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
         command += ["--nproc", str(request.nproc)]
     if request.mode == "debug":
         command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
-    return [*command, str(request.script), "--", *request.args]
+    target = ["-m", request.module] if request.module else [str(request.script)]
+    return [*command, *target, "--", *request.args]
 
 
 def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:

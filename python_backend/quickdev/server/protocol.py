@@ -46,6 +46,7 @@ class _RunSummary(TypedDict):
 
 
 class RunSummary(_RunSummary, total=False):
+    module: str
     error: RunError
     stage: str
     steps: int
@@ -97,9 +98,15 @@ class AttachAnswer(TypedDict):
     attach: Address
 
 
-class ScannedScript(TypedDict):
+class _ScannedScript(TypedDict):
     path: str
     kind: str
+
+
+class ScannedScript(_ScannedScript, total=False):
+    # A script that runs only as `python -m`: the module, and the folder to run it from.
+    module: str
+    cwd: str
 
 
 class _ScannedFolder(TypedDict):

@@ -43,6 +43,9 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
         "losses": list(result.losses) if result else [],
         "changes": changes(result) if result else [],
     }
+    module = run.request.module if run else _module_on_disk(result)
+    if module is not None:
+        summary["module"] = module
     failure = run.failure if run else _failure_on_disk(result)
     if failure is not None:
         summary["error"] = failure.to_json()
@@ -71,6 +74,12 @@ def summaries_on_disk(runs_dir: Path) -> list[RunSummary]:
 def _id_on_disk(run_dir: Path, result: JobResult | None) -> str:
     # An id the file claims is used as a path later: only a plain name is taken.
     return result.id if result and is_run_id(result.id) else run_dir.name
+
+
+def _module_on_disk(result: JobResult | None) -> str | None:
+    # A job run as `python -m` records the module's name where a script's absolute path goes.
+    script = result.script if result else ""
+    return script if script and not Path(script).is_absolute() else None
 
 
 def _mode_on_disk(result: JobResult | None) -> str:

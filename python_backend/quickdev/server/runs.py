@@ -19,6 +19,7 @@ from lsprotocol import types
 
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
+from quickdev.analysis.modules import module_file
 from quickdev.rundir.ids import is_run_id
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.result import JobResult
@@ -162,7 +163,13 @@ def cancel_pending_requests(ls: QuickdevServer) -> None:
 class StartJob:
     """The ``quickdev.startJob`` argument (docs/protocol.md)."""
 
-    script: str = field(metadata=problem('"script" must be a path, got {value!r}'))
+    script: str | None = field(
+        default=None, metadata=problem('"script" must be a path, got {value!r}')
+    )
+    # Run as `python -m module` from cwd, instead of a script.
+    module: str | None = field(
+        default=None, metadata=problem('"module" must be a module name, got {value!r}')
+    )
     mode: Mode | None = field(
         default=None, metadata=problem('"mode" must be one of run, profile, debug; got {value!r}')
     )
@@ -215,14 +222,17 @@ async def start_job(ls: QuickdevServer, start: StartJob) -> StartJobAnswer:
 
 async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
     settings = ls.state.settings
-    script = Path(start.script).expanduser()
-    if not script.is_absolute():
-        raise CommandError(f'"script" must be an absolute path, got {start.script!r}')
-    if not script.is_file():
-        raise CommandError(f"script {script} not found; save it to disk first or fix the path")
+    if start.module is not None and start.script is not None:
+        raise CommandError('give "script" or "module" (to run as python -m), not both')
+    if start.module is not None:
+        script, module_cwd = _module_target(ls, start.module, start.cwd)
+    elif start.script is not None:
+        script, module_cwd = _script_target(start.script), None
+    else:
+        raise CommandError('give "script" (a file to run) or "module" (to run as python -m)')
     mode: Mode = start.mode or "run"
     folder = ls.folder_of(script) or script.parent
-    cwd = Path(start.cwd or folder)
+    cwd = Path(start.cwd or module_cwd or folder)
     if not cwd.is_dir():
         raise CommandError(f'working directory {cwd} does not exist; fix "cwd"')
     batches = settings.batches if start.batches is None else start.batches
@@ -243,6 +253,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
             args = suggested_args(analysis.knobs, settings.batch_size) if analysis else []
     return JobRequest(
         script=script,
+        module=start.module,
         mode=mode,
         cwd=cwd,
         runs_dir=ls.runs_dir_for(folder),
@@ -256,6 +267,30 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         nproc=start.nproc,
         keep_outputs=settings.keep_outputs,
         retention=Retention(settings.runs_keep, settings.runs_max_size_mb),
+    )
+
+
+def _script_target(given: str) -> Path:
+    script = Path(given).expanduser()
+    if not script.is_absolute():
+        raise CommandError(f'"script" must be an absolute path, got {given!r}')
+    if not script.is_file():
+        raise CommandError(f"script {script} not found; save it to disk first or fix the path")
+    return script
+
+
+def _module_target(ls: QuickdevServer, module: str, cwd: str | None) -> tuple[Path, Path]:
+    """The module's file and the folder ``python -m`` runs it from: ``cwd``, else the first
+    workspace folder that holds it."""
+    places = [Path(cwd).expanduser()] if cwd else ls.workspace_folders()
+    for place in places:
+        if (found := module_file(module, place)) is not None:
+            return found, place
+    where = " or ".join(str(p) for p in places) or "the workspace"
+    path = module.replace(".", "/")
+    raise CommandError(
+        f"module {module} not found under {where} (no {path}.py or {path}/__main__.py); "
+        'set "cwd" to the folder you run python -m from'
     )
 
 

@@ -16,13 +16,14 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from quickdev.analysis import analyze_text
+from quickdev.analysis.modules import module_entry
 from quickdev.analysis.source import decode_source
 from quickdev.server import run_files
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import problem, register
 from quickdev.server.lenses import client_refreshes_lenses
 from quickdev.server.log import log
-from quickdev.server.protocol import ScanAnswer, ScannedFolder
+from quickdev.server.protocol import ScanAnswer, ScannedFolder, ScannedScript
 from quickdev.server.types import EntryScript
 
 SKIP_DIRS = frozenset(
@@ -98,13 +99,26 @@ async def _scan(ls: QuickdevServer, folders: list[Path]) -> list[ScannedFolder]:
             continue
         scripts = await asyncio.to_thread(scan_folder, folder)
         ls.state.entry_scripts[folder] = scripts
-        answers.append(
-            {
-                "folder": str(folder),
-                "entryScripts": [{"path": str(s.path), "kind": s.kind} for s in scripts],
-            }
-        )
+        found = await asyncio.to_thread(_scanned_all, scripts)
+        answers.append({"folder": str(folder), "entryScripts": found})
     return answers
+
+
+def _scanned_all(scripts: list[EntryScript]) -> list[ScannedScript]:
+    return [_scanned(script) for script in scripts]
+
+
+def _scanned(script: EntryScript) -> ScannedScript:
+    scanned: ScannedScript = {"path": str(script.path), "kind": script.kind}
+    # Read again only for a file in a package: the one kind that may need `python -m`.
+    if (script.path.parent / "__init__.py").is_file():
+        try:
+            source = decode_source(script.path.read_bytes()) or ""
+        except OSError:
+            source = ""
+        if (entry := module_entry(script.path, source)) is not None:
+            scanned["module"], scanned["cwd"] = entry[0], str(entry[1])
+    return scanned
 
 
 def scan_folder(folder: Path) -> list[EntryScript]:

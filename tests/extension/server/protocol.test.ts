@@ -14,6 +14,15 @@ test("lens arguments as the server sends them", () => {
     file: "/w/model.py",
     line: 0,
   });
+  // A script that runs only as python -m: the module and the folder to run it from come along.
+  assert.deepEqual(parseLensArgument({ script: "/w/src/pkg/train.py", module: "pkg.train", cwd: "/w/src" }), {
+    script: "/w/src/pkg/train.py",
+    module: "pkg.train",
+    cwd: "/w/src",
+    file: undefined,
+    line: undefined,
+  });
+  assert.equal(parseLensArgument({ script: "/w/pkg/train.py", module: "pkg.train" }), undefined);
   assert.equal(parseLensArgument({ script: "" }), undefined);
   assert.equal(parseLensArgument({ script: "/w/t.py", line: -2 }), undefined);
   assert.equal(parseLensArgument(["/w/t.py"]), undefined);
