@@ -15,12 +15,14 @@ import sys
 from typing import Any
 
 from quickdev.collector import freeze_imports
+from quickdev.options import WarmStart
 from quickdev.warm import child, protocol, safety
 from quickdev.warm.preload import Preloaded, library_roots, preload
 
 
-def serve(fd: int) -> list[str] | None:
-    """Serve the server until it hangs up (None), or, in a forked job, return its argv."""
+def serve(fd: int) -> WarmStart | None:
+    """Serve the server until it hangs up (None), or, in a forked job, return how it began
+    (its argv is set in ``sys.argv``)."""
     startup = child.signal_handlers()  # as the interpreter set them, for the jobs
     before = frozenset(sys.modules)  # what the jobs get beyond this was preloaded for them
     sock = socket.socket(fileno=fd)
