@@ -60,6 +60,15 @@ def start_ticks(pid: int) -> int | None:
         return None
 
 
+def command_line(pid: int) -> tuple[str, ...] | None:
+    """The arguments ``pid`` runs with (/proc/PID/cmdline); None if unknown."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return tuple(raw.decode("utf-8", errors="replace").split("\0")[:-1])
+
+
 def same_process(pid: object, start: object) -> bool:
     """Whether ``pid`` still runs and is the process that started at ``start`` ticks.
 

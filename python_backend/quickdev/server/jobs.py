@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import IO, Any, Literal, Protocol
 
 import quickdev
-from quickdev.processes import DEBUGPY_PATH_ENV, SERVER_PROCESS_ENV, process_token, start_ticks
+from quickdev.processes import DEBUGPY_PATH_ENV, SERVER_PROCESS_ENV, process_token
 from quickdev.rundir.ids import create_run_dir, new_run_id
 from quickdev.rundir.layout import DEBUGPY_FILE, LAUNCH_LOG, PROGRESS_FILE
-from quickdev.rundir.process import ProcessRecord
+from quickdev.rundir.process import ProcessRecord, spawned_record
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.retention import RETENTION, Retention
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
@@ -118,7 +118,8 @@ class Run:
     result: JobResult | None = None
     failure: Failure | None = None  # set for a failed run
     process: JobProcess | None = field(default=None, repr=False)
-    start_ticks: int | None = None  # of the process: tells it from a reused PID
+    # The job process as this server started it: tells it from a later one with its PID.
+    spawned: ProcessRecord | None = field(default=None, repr=False)
     finished: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     # Set once the attach address is known or the run ended without one.
     attach_settled: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
@@ -238,7 +239,7 @@ class JobManager:
                     "set quickdev.python to your training environment's interpreter"
                 ) from None
         run.status = "running"
-        run.start_ticks = start_ticks(run.process.pid)
+        run.spawned = spawned_record(run.process.pid)
         self.runs[run_id] = run
         log.info("started run %s: %s", run_id, job_command(request, run_id))
         loop = asyncio.get_running_loop()
@@ -256,9 +257,9 @@ class JobManager:
         if run.process is None:
             return False
         if run.status in FINISHED:
-            return await end_run(run.run_dir, _spawned(run))
+            return await end_run(run.run_dir, run.spawned)
         run.status = "cancelled"
-        await end_run(run.run_dir, _spawned(run))
+        await end_run(run.run_dir, run.spawned)
         await run.finished.wait()
         return True
 
@@ -269,7 +270,7 @@ class JobManager:
             if run.process is not None:
                 if run.status not in FINISHED:
                     run.status = "cancelled"
-                kill_run(run.run_dir, _spawned(run))
+                kill_run(run.run_dir, run.spawned)
 
     async def _watch(self, run: Run, process: JobProcess, exited: asyncio.Event) -> None:
         try:
@@ -359,13 +360,6 @@ def explain_early_exit(run: Run, returncode: int) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     last = lines[-1] if lines else "no output"
     return f"the job exited with status {returncode} before writing its result: {last}"
-
-
-def _spawned(run: Run) -> ProcessRecord | None:
-    """The job process as this server started it: the leader of a new session."""
-    if run.process is None:
-        return None
-    return ProcessRecord(run.process.pid, run.start_ticks, run.process.pid)
 
 
 def _notify_exit(

@@ -21,6 +21,7 @@ from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
 from quickdev.rundir.ids import is_run_id
 from quickdev.rundir.layout import RESULT_FILE
+from quickdev.rundir.process import run_doubt
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.retention import Retention
 from quickdev.rundir.validate import read_result_checked
@@ -279,8 +280,14 @@ async def cancel_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
     found = runs.find(run_id)
     if found.run is not None:
         return {"cancelled": await runs.jobs.cancel(found.run)}
-    # A run of an earlier server, another window or a terminal: ended through its records.
-    return {"cancelled": await end_run(found.run_dir)}
+    # A run of an earlier server, another window or a terminal: ended through its records,
+    # only where they prove that the process under a PID is the run's.
+    if await end_run(found.run_dir):
+        return {"cancelled": True}
+    doubt = run_doubt(found.run_dir)
+    if doubt is not None:
+        raise CommandError(f"run {run_id} was not cancelled, nothing was signalled: {doubt}")
+    return {"cancelled": False}
 
 
 async def list_runs(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
