@@ -24,9 +24,11 @@ from pygls.uris import to_fs_path
 
 from quickdev.analysis.imports import Import, script_imports
 from quickdev.server.app import QuickdevServer
-from quickdev.server.jobs import JobProcess, JobRequest, job_environment, launch_cold
+from quickdev.server.job_environment import job_environment
+from quickdev.server.job_request import JobRequest
+from quickdev.server.jobs import launch_cold
 from quickdev.server.log import log
-from quickdev.server.runs import runs_of
+from quickdev.server.run_state import JobProcess
 from quickdev.server.types import Key
 from quickdev.server.warm_process import WarmError, WarmProcess, stdio_for
 from quickdev.warm.safety import fork_supported
@@ -193,10 +195,10 @@ class WarmPool:
 WARM = Key("warm", WarmPool)
 
 
-def setup(server: QuickdevServer) -> None:
+def setup(server: QuickdevServer) -> WarmPool:
+    """Returns the pool, whose ``launch`` the job manager starts jobs with."""
     pool = WarmPool(server)
     server.state.put(WARM, pool)
-    runs_of(server).jobs.launch = pool.launch
     atexit.register(pool.close)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -208,3 +210,5 @@ def setup(server: QuickdevServer) -> None:
         if any(name.partition(".")[0] in HEAVY for name, _ in script_imports(script)):
             interpreter = ls.state.settings.python or sys.executable
             pool.prepare(interpreter, script, job_environment({}))
+
+    return pool
