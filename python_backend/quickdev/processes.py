@@ -8,7 +8,7 @@ import socket
 import sys
 from pathlib import Path
 
-# The exit status of every quickdev command (the design's command-line contract).
+# The exit status of every quickdev command (the command-line contract, docs/architecture.md).
 EXIT_PASSED = 0  # the job passed, or stopped at a budget
 EXIT_FAILED = 1  # the user's code failed
 EXIT_USAGE = 2  # a bad option or a missing script: one line on stderr
