@@ -17,6 +17,7 @@ from typing import Any
 
 import quickdev
 from quickdev.options import WarmStart
+from quickdev.warm.protocol import Fork
 
 Handler = Callable[[int, Any], Any] | int | None
 
@@ -31,7 +32,7 @@ def signal_handlers() -> dict[signal.Signals, Handler]:
 
 
 def become_job(
-    request: dict[str, Any],
+    request: Fork,
     fds: list[int],
     startup: dict[signal.Signals, Handler],
     inherited: list[int],
@@ -54,10 +55,10 @@ def become_job(
     for sig, handler in startup.items():
         with contextlib.suppress(OSError, ValueError, TypeError):
             signal.signal(sig, handler)
-    os.chdir(request["cwd"])
+    os.chdir(request.cwd)
     os.environ.clear()
-    os.environ.update(request["env"])
-    argv = [str(arg) for arg in request["argv"]]
+    os.environ.update(request.env)
+    argv = [str(arg) for arg in request.argv]
     main = str(quickdev.PACKAGE_DIR / "__main__.py")
     sys.argv = [main, *argv]
     sys.orig_argv = [sys.executable, "-m", "quickdev", *argv]
