@@ -228,7 +228,7 @@ def lens_latencies(
         body_lines = [b + 1 if b >= line else b for b in body_lines]
     memory, loaded = rss_mb(client.proc.pid), torch_loaded(client.proc.pid)
     client.close()
-    return latencies, memory, loaded, len(lines)
+    return latencies, memory, loaded, text.count("\n")  # as opened
 
 
 def p95(values: list[float]) -> float:
