@@ -11,7 +11,7 @@ from quickdev.warm import protocol
 MESSAGES: list[protocol.Message] = [
     protocol.Preload([("torch", []), ("transformers", ["Trainer"])], ["/home/me/project"]),
     protocol.Fork(3, ["run", "train.py", "--", "--lr", "0.1"], "/home/me", {"A": "1"}),
-    protocol.Ready(["torch"], {"mylib": "not found"}, None, None, 312.5, ["/site-packages"]),
+    protocol.Ready(["torch"], {"mylib": "not found"}, None, None, 312.5, {"/site-packages": 7}),
     protocol.Forked(3, 4242),
     protocol.Refused(4, "importing threadlib started a Python thread (2 running)"),
     protocol.Exited(4242, -9),

@@ -65,7 +65,8 @@ class WarmProcess:
         self.key = key  # what it was made for; another key needs another process
         self.state = WarmState.IMPORTING  # changed under _answered
         self.report: protocol.Ready | None = None  # of the last preload
-        self.watched: dict[str, int | None] = {}  # path: its stamp when the preload ended
+        # Path: its modification time when the warm process first imported from it.
+        self.watched: dict[str, int | None] = {}
         self.jobs: dict[int, WarmJob] = {}
         self._answers: dict[int, protocol.Forked | protocol.Refused] = {}
         self._answered = threading.Condition()
@@ -95,7 +96,7 @@ class WarmProcess:
     def stale(self) -> str | None:
         """Why the preloaded modules may no longer be what is installed, or None."""
         for path, stamp in self.watched.items():
-            if _stamp(path) != stamp:
+            if protocol.stamp(path) != stamp:
                 return f"{path} changed"
         return None
 
@@ -159,7 +160,10 @@ class WarmProcess:
     def _handle(self, message: protocol.Message) -> None:
         if isinstance(message, protocol.Ready):
             self.report = message
-            self.watched = {path: _stamp(path) for path in message.watch}
+            # The earliest stamp of a path stays: a later preload imports nothing new from
+            # it, and a change made since the first import must still show.
+            for path, stamp in message.watch.items():
+                self.watched.setdefault(path, stamp)
             log.info(
                 "warm process %s ready: %d modules imported, resident %.0f MB%s",
                 self.process.pid,
@@ -185,10 +189,3 @@ def stdio_for(output: IO[bytes]) -> tuple[list[int], int]:
     the caller closes the returned null device descriptor once sent."""
     null = os.open(os.devnull, os.O_RDONLY)
     return [null, output.fileno(), output.fileno()], null
-
-
-def _stamp(path: str) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None

@@ -54,7 +54,8 @@ class Fork:
 class Ready:
     """A preload ended: what was imported or skipped (module: why), why forking is unsafe
     now (and the module whose import made it so), the resident size, and the paths whose
-    change means an imported module may be stale."""
+    change means an imported module may be stale, with their modification times (ns)
+    taken before the imports."""
 
     op: ClassVar[str] = "ready"
     loaded: list[str]
@@ -62,7 +63,7 @@ class Ready:
     unsafe: str | None
     culprit: str | None
     rss_mb: float | None
-    watch: list[str]
+    watch: dict[str, int | None]
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,15 @@ Message = ToWarm | FromWarm
 _TYPES: dict[str, type[Message]] = {
     kind.op: kind for kind in (Preload, Fork, Ready, Forked, Refused, Exited)
 }
+
+
+def stamp(path: str) -> int | None:
+    """What ``Ready.watch`` holds for ``path``: its modification time in nanoseconds, None
+    when it is gone."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
 
 
 def pair() -> tuple[socket.socket, socket.socket]:

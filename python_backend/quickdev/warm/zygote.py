@@ -16,7 +16,7 @@ import sys
 from quickdev.collector import freeze_imports
 from quickdev.options import WarmStart
 from quickdev.warm import child, protocol, safety
-from quickdev.warm.preload import Preloaded, library_roots, preload
+from quickdev.warm.preload import Preloaded, preload
 
 
 def serve(fd: int) -> WarmStart | None:
@@ -69,7 +69,7 @@ def _ready(done: Preloaded) -> protocol.Ready:
         unsafe=done.unsafe,
         culprit=done.culprit,
         rss_mb=_rss_mb(),
-        watch=_watched(done.loaded),
+        watch=dict(done.stamps),
     )
 
 
@@ -82,18 +82,6 @@ def _report_exit(sock: socket.socket, pid: int, pidfd: int) -> None:
         code = -signal.SIGKILL
     with contextlib.suppress(OSError):
         protocol.send(sock, protocol.Exited(pid, code))
-
-
-def _watched(loaded: list[str]) -> list[str]:
-    """Paths whose change means a preloaded module may be stale: each library folder, and
-    each preloaded package's folder and first file (an install or upgrade touches them)."""
-    paths = list(library_roots([]))
-    for name in loaded:
-        module = sys.modules.get(name.partition(".")[0])
-        origin = getattr(module, "__file__", None)
-        if origin:
-            paths += [origin, os.path.dirname(origin)]
-    return list(dict.fromkeys(paths))
 
 
 def _rss_mb() -> float | None:
