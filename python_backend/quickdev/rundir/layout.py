@@ -15,12 +15,13 @@ GITIGNORE = ".gitignore"  # "*" in the runs root's parent, so git never sees run
 RESULT_FILE = "result.json"  # the contract: quickdev.rundir.result.JobResult
 PROGRESS_FILE = "progress.json"  # {"stage": str, "batches": int, "steps": int}, while running
 DEBUGPY_FILE = "debugpy.json"  # {"host": str, "port": int, "pid": int}, once debugpy listens
-# {"pid": int, "start": int (ticks since boot, /proc/PID/stat field 22), "signal": "SIGUSR1"}:
-# the job accepts a debugger; a PID whose start differs is another process now.
+# {"signal": "SIGUSR1"}: the job accepts a debugger on that signal (its identity is in
+# PROCESS_FILE).
 ATTACH_FILE = "attach.json"
-# {"pid": int, "start": int, "pgid": int}: the process writing this run (a job, a rank, a
-# torchrun parent), written first; tells a live run from a reused PID and which process
-# group to end when the run is cancelled, by any server.
+# {"pid": int, "start": int (ticks since boot, /proc/PID/stat field 22), "command": [str],
+# "pgid": int}: the process writing this run (a job, a rank, a torchrun parent), written
+# first; tells a live run from a reused PID (rundir/process.py) and which process group to
+# end when the run is cancelled, by any server.
 PROCESS_FILE = "process.json"
 LOG_FILE = "job.log"  # the job's own log (not the script's output)
 STDOUT_FILE = "output.log"  # the script's stdout and stderr, as the terminal saw them

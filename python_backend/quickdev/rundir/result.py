@@ -1,7 +1,7 @@
 """The ``result.json`` contract (schema 1), shared by the job, the server and the extension.
 
 Plain dataclasses with no torch import, so the language server can read results too.
-Field names and meanings follow the design document; change them only on purpose.
+A contract (docs/architecture.md): add fields, change their names or meanings only on purpose.
 """
 
 from __future__ import annotations
