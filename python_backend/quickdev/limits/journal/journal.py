@@ -11,6 +11,8 @@ import os
 import stat
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from quickdev.limits.journal import backup
@@ -42,25 +44,31 @@ class Journal:
         self._lock = threading.RLock()
         self._count = 0
         self._listed: set[str] = set()
+        self._appended: dict[str, Record] = {}  # path -> its ``append`` record
+        # Called with each path whose original is kept, before the change (``edits``).
+        self.original_kept: Callable[[str], None] = lambda path: None
         self.refused: set[int] | None = None
         self._refusals: set[str] = set()
 
-    # What the job is about to do, one method per kind of change.
-    def before_write(self, path: str, *, truncate: bool) -> None:
-        self._touch(path, "replace" if truncate else "update")
+    # What the job is about to do, one method per kind of change. A change that writes
+    # ``path`` is announced first (``wrote``), so that a write the journal did not announce
+    # is known to be someone else's (``edits``).
+    def before_write(self, path: str, *, truncate: bool, append: bool = False) -> None:
+        action = "replace" if truncate else "append" if append else "update"
+        self._touch(path, action, wrote=True)
 
     def before_update(self, path: str) -> None:
-        self._touch(path, "update")
+        self._touch(path, "update", wrote=True)
 
     def before_remove(self, path: str) -> None:
         self._touch(path, "keep")
 
     def before_rename(self, src: str, dst: str) -> None:
         self._touch(src, "keep", tree=True)
-        self._touch(dst, "keep")
+        self._touch(dst, "keep", wrote=True)
 
     def before_create(self, path: str) -> None:
-        self._touch(path, "keep")
+        self._touch(path, "keep", wrote=True)
 
     def before_rmtree(self, path: str) -> None:
         self._touch(path, "keep", tree=True)
@@ -102,17 +110,21 @@ class Journal:
             stderr.flush()
         raise JournalRefused(message)
 
-    def _touch(self, path: str, action: str, *, tree: bool = False) -> None:
+    def _touch(self, path: str, action: str, *, tree: bool = False, wrote: bool = False) -> None:
         if not self.scope.keeps(path):
             return
         if self.refused is not None:
             if threading.get_ident() in self.refused:
                 self._refuse(path)
             return
+        if wrote:
+            self._append({"kind": "wrote", "path": path, "t": time.time()})
         self.saw(path)
         with self._lock:
             if path in self._seen:
-                if action == "update":
+                if path in self._appended and action != "append":
+                    self._promote(path)
+                elif action in ("update", "append"):
                     self._unshare(path)
                 return
             st = _lstat(path)
@@ -141,18 +153,33 @@ class Journal:
             for name in files:
                 self._touch(os.path.join(root, name), "keep")
 
-    def _put_aside(self, path: str, st: os.stat_result, action: str) -> None:
+    def _backup_name(self, path: str) -> Path:
         self._count += 1
         # The pid keeps apart the backups of the job and of its children, which journal
         # into the same run directory (forked children also inherit the count).
-        aside = self.backups / f"{os.getpid()}-{self._count}-{os.path.basename(path)}"
-        how = {"replace": "rename", "keep": "link", "update": "copy"}[action]
+        return self.backups / f"{os.getpid()}-{self._count}-{os.path.basename(path)}"
+
+    def _put_aside(self, path: str, st: os.stat_result, action: str) -> None:
+        if action == "append" and stat.S_ISREG(st.st_mode):
+            # Writes with O_APPEND only ever land past the end: the original is the first
+            # ``length`` bytes of this inode, and nothing is copied (a 1 GiB log costs
+            # one record).
+            record = {"kind": "file", "path": path, "how": "append", **backup.identity(st)}
+            self._append(record)
+            self._appended[path] = record
+            self.original_kept(path)
+            return
+        aside = self._backup_name(path)
+        how = {"replace": "rename", "keep": "link", "update": "copy", "append": "copy"}[action]
         self._append({"kind": "file", "path": path, "backup": str(aside), "how": how})
+        self.original_kept(path)
         try:
             self.backups.mkdir(exist_ok=True)
             if action == "replace":
                 how = backup.rename_aside(path, aside)
                 if how == "rename" and not stat.S_ISLNK(st.st_mode):
+                    # The empty file made below is a write of the journal's own.
+                    self._append({"kind": "wrote", "path": path, "t": time.time()})
                     _recreate_empty(path, st)
             elif action == "keep":
                 how = backup.link_aside(path, aside)
@@ -165,6 +192,23 @@ class Journal:
             ) from None
         if how == "link":
             self._linked[(st.st_dev, st.st_ino)] = aside
+
+    def _promote(self, path: str) -> None:
+        """A file the job appended to is about to change otherwise (truncated, replaced,
+        removed, changed in place): its original bytes, still the first ``length`` bytes,
+        are copied aside now, the one time an append costs a copy."""
+        record = self._appended.pop(path)
+        aside = self._backup_name(path)
+        self._append({"kind": "file", "path": path, "backup": str(aside), "how": "copy",
+                      "promotes": True})  # fmt: skip
+        try:
+            self.backups.mkdir(exist_ok=True)
+            backup.copy_prefix(path, aside, record)
+        except OSError as exc:
+            raise JournalRefused(
+                f"quickdev: cannot keep a copy of {path} before the job changes it "
+                f"({exc.strerror or exc}); the file was left as it was"
+            ) from None
 
     def _unshare(self, path: str) -> None:
         st = _lstat(path)

@@ -1,0 +1,209 @@
+"""The person's own edits win: a file saved over (or recreated) while the job runs keeps it.
+
+The journal lets the job write where the script asks, so the person's editor and the
+job write the same path. To tell their writes apart, every write the journal lets
+through is announced first (a ``wrote`` record, from the job and its Python children),
+and a watcher thread counts the kernel's notices (inotify) of files closed after
+writing or renamed into place, in the folders of the files whose originals the
+journal keeps. A notice that no announced write accounts for is someone else's: an
+``edited`` record (synced) names the path and its state then. At the end, and at
+recovery after a kill, a path whose last word is such an edit, still in that state,
+keeps the person's version; the original goes to the run directory (``restore``).
+
+After a kill, edits made while no job ran leave no notice: the watcher touches the log
+every ``HEARTBEAT_S``, so recovery takes a path whose change time is later than the
+log's last touch (plus that period) as changed after the job died, by someone else.
+
+When in doubt the job's version is taken (put into the run directory, not lost): an
+edit made while the job holds the same file open for writing, a native library that
+writes the file again without being announced, a full event queue. Linux only; other
+systems put every original back as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import select
+import struct
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from quickdev.limits.journal.records import JournalLog, Record
+from quickdev.threads import own_thread
+
+HEARTBEAT_S = 1.0
+# A native library may open and close a file more than once for one announced write
+# (safetensors does): closes this soon after the job announced a write are the job's.
+BURST_S = 1.0
+_IN_CLOSE_WRITE, _IN_MOVED_TO, _IN_Q_OVERFLOW = 0x8, 0x80, 0x4000
+_IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
+_EVENT = struct.Struct("iIII")
+
+
+class EditWatcher:
+    def __init__(self, log: JournalLog) -> None:
+        self.log = log
+        libc = ctypes.CDLL(None, use_errno=True)
+        self._add_watch = libc.inotify_add_watch
+        self._add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        self._fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+        if self._fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        self._folders: dict[int, str] = {}
+        self._watched: set[str] = set()
+        self._originals: set[str] = set()
+        self._announced: Counter[str] = Counter()
+        self._last_announced: dict[str, float] = {}
+        self._seen: Counter[str] = Counter()
+        self._offset = 0
+        self._rest = b""
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self.overflowed = False
+        log.append({"kind": "watching", "heartbeat_s": HEARTBEAT_S})
+        self._thread = own_thread(self._run, "quickdev-edits")
+        self._thread.start()
+
+    def original_kept(self, path: str) -> None:
+        """The journal keeps ``path``'s original: watch its folder (before the change)."""
+        with self._lock:
+            self._originals.add(path)
+            self._watch(os.path.dirname(path))
+
+    def stop(self) -> None:
+        """The job's code is done: take the notices already queued, then stop watching."""
+        self._stop.set()
+        self._thread.join()
+        self._drain()
+        os.close(self._fd)
+
+    def _watch(self, folder: str) -> None:
+        if folder in self._watched:
+            return
+        self._watched.add(folder)
+        wd = self._add_watch(self._fd, os.fsencode(folder), _IN_CLOSE_WRITE | _IN_MOVED_TO)
+        if wd >= 0:
+            self._folders[wd] = folder
+
+    def _run(self) -> None:
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        while not self._stop.is_set():
+            poller.poll(HEARTBEAT_S * 1000)
+            self._drain()
+            with contextlib.suppress(OSError):
+                os.utime(self.log.path)  # the heartbeat recovery reads
+
+    def _drain(self) -> None:
+        with self._lock:
+            self._read_log()
+            while True:
+                try:
+                    data = os.read(self._fd, 64 * 1024)
+                except (BlockingIOError, OSError):
+                    return
+                if not data:
+                    return
+                self._read_log()  # the announcements made before these writes
+                for path, mask in self._events(data):
+                    self._attribute(path, mask)
+
+    def _events(self, data: bytes) -> list[tuple[str, int]]:
+        found, at = [], 0
+        while at + _EVENT.size <= len(data):
+            wd, mask, _cookie, size = _EVENT.unpack_from(data, at)
+            name = data[at + _EVENT.size : at + _EVENT.size + size].rstrip(b"\0")
+            at += _EVENT.size + size
+            if mask & _IN_Q_OVERFLOW:
+                self.overflowed = True
+            folder = self._folders.get(wd)
+            if folder is not None and name:
+                found.append((os.path.join(folder, os.fsdecode(name)), mask))
+        return found
+
+    def _attribute(self, path: str, mask: int) -> None:
+        if path not in self._originals or self.overflowed:
+            return
+        if self._seen[path] < self._announced[path]:
+            self._seen[path] += 1  # a write the journal let through
+            return
+        if time.time() - self._last_announced.get(path, 0.0) < BURST_S:
+            return
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return
+        self.log.append({"kind": "edited", "path": path, **state(st)})
+
+    def _read_log(self) -> None:
+        """New ``wrote`` records (the job's and its children's) and originals kept."""
+        try:
+            with open(self.log.path, "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except OSError:
+            return
+        self._offset += len(data)
+        lines = (self._rest + data).split(b"\n")
+        self._rest = lines.pop()
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("kind") == "wrote":
+                self._announced[record["path"]] += 1
+                self._last_announced[record["path"]] = record.get("t", 0.0)
+            elif record.get("kind") == "file" and record["path"] not in self._originals:
+                self._originals.add(record["path"])  # a child's
+                self._watch(os.path.dirname(record["path"]))
+
+
+def start(log: JournalLog) -> EditWatcher | None:
+    """A watcher for this job, where the system has inotify."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return EditWatcher(log)
+    except OSError:
+        return None
+
+
+def state(st: os.stat_result) -> dict[str, int]:
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}
+
+
+def persons_edit(records: list[Record], path: str, log: Path | None) -> bool:
+    """Whether ``path`` now holds someone else's version, saved after the job's last write:
+    an ``edited`` record that no later ``wrote`` record overrides, still in that state;
+    or, after a kill (``log``: the dead job's log), a change later than the job's last
+    sign of life."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    last_edit: Record | None = None
+    watched = False
+    for record in records:
+        watched = watched or record["kind"] == "watching"
+        if record.get("path") != path:
+            continue
+        if record["kind"] == "edited":
+            last_edit = record
+        elif record["kind"] == "wrote":
+            last_edit = None
+    if last_edit is not None and all(last_edit.get(k) == v for k, v in state(st).items()):
+        return True
+    if log is None or not watched:
+        return False
+    try:
+        alive_until = os.stat(log).st_mtime_ns + int(2 * HEARTBEAT_S * 1e9)
+    except OSError:
+        return False
+    return st.st_ctime_ns > alive_until
