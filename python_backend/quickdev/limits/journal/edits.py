@@ -39,7 +39,8 @@ from quickdev.threads import own_thread
 
 HEARTBEAT_S = 1.0
 # A native library may open and close a file more than once for one announced write
-# (safetensors does): closes this soon after the job announced a write are the job's.
+# (safetensors does): closes this soon after such an announcement are the job's. Python's
+# own opens are counted exactly.
 BURST_S = 1.0
 _IN_CLOSE_WRITE, _IN_MOVED_TO, _IN_Q_OVERFLOW = 0x8, 0x80, 0x4000
 _IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
@@ -59,7 +60,7 @@ class EditWatcher:
         self._watched: set[str] = set()
         self._originals: set[str] = set()
         self._announced: Counter[str] = Counter()
-        self._last_announced: dict[str, float] = {}
+        self._last_native: dict[str, float] = {}
         self._seen: Counter[str] = Counter()
         self._offset = 0
         self._rest = b""
@@ -133,7 +134,7 @@ class EditWatcher:
         if self._seen[path] < self._announced[path]:
             self._seen[path] += 1  # a write the journal let through
             return
-        if time.time() - self._last_announced.get(path, 0.0) < BURST_S:
+        if time.time() - self._last_native.get(path, 0.0) < BURST_S:
             return
         try:
             st = os.lstat(path)
@@ -159,7 +160,8 @@ class EditWatcher:
                 continue
             if record.get("kind") == "wrote":
                 self._announced[record["path"]] += 1
-                self._last_announced[record["path"]] = record.get("t", 0.0)
+                if record.get("native"):
+                    self._last_native[record["path"]] = record.get("t", 0.0)
             elif record.get("kind") == "file" and record["path"] not in self._originals:
                 self._originals.add(record["path"])  # a child's
                 self._watch(os.path.dirname(record["path"]))
@@ -189,9 +191,8 @@ def persons_edit(records: list[Record], path: str, log: Path | None) -> bool:
     except OSError:
         return False
     last_edit: Record | None = None
-    watched = False
+    watched = any(r["kind"] == "watching" for r in records)
     for record in records:
-        watched = watched or record["kind"] == "watching"
         if record.get("path") != path:
             continue
         if record["kind"] == "edited":
@@ -200,10 +201,13 @@ def persons_edit(records: list[Record], path: str, log: Path | None) -> bool:
             last_edit = None
     if last_edit is not None and all(last_edit.get(k) == v for k, v in state(st).items()):
         return True
-    if log is None or not watched:
-        return False
+    until = alive_until(log) if log is not None and watched else None
+    return until is not None and st.st_ctime_ns > until
+
+
+def alive_until(log: Path) -> int | None:
+    """A dead job's last moment, as far as its log's heartbeat says (ns); None: unknown."""
     try:
-        alive_until = os.stat(log).st_mtime_ns + int(2 * HEARTBEAT_S * 1e9)
+        return os.stat(log).st_mtime_ns + int(2 * HEARTBEAT_S * 1e9)
     except OSError:
-        return False
-    return st.st_ctime_ns > alive_until
+        return None

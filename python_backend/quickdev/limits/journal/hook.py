@@ -68,12 +68,9 @@ def announce(found: list[tuple[str, Action]]) -> None:
 
 
 def _before_native(journal: Journal, path: str, action: Action) -> None:
-    if action == "replace":
-        journal.before_write(path, truncate=True)
-    elif action == "update":
-        journal.before_update(path)
-    elif action == "create" and not os.path.lexists(path):
-        journal.before_create(path)
+    if action == "create" and os.path.lexists(path):
+        return  # the library refuses an existing file by itself
+    journal.before_native(path, action)
 
 
 def _native_event(writer: NativeWriter) -> Any:

@@ -70,6 +70,12 @@ class Journal:
     def before_create(self, path: str) -> None:
         self._touch(path, "keep", wrote=True)
 
+    def before_native(self, path: str, action: str) -> None:
+        """A native library (``registry``) is about to ``replace``, ``update``, ``append`` to
+        or ``create`` ``path``; it may open and close it more than once (``edits.BURST_S``)."""
+        touch = {"replace": "replace", "update": "update", "append": "append", "create": "keep"}
+        self._touch(path, touch[action], wrote=True, native=True)
+
     def before_rmtree(self, path: str) -> None:
         self._touch(path, "keep", tree=True)
 
@@ -110,7 +116,10 @@ class Journal:
             stderr.flush()
         raise JournalRefused(message)
 
-    def _touch(self, path: str, action: str, *, tree: bool = False, wrote: bool = False) -> None:
+    def _touch(
+        self, path: str, action: str, *, tree: bool = False, wrote: bool = False,
+        native: bool = False,
+    ) -> None:  # fmt: skip
         if not self.scope.keeps(path):
             return
         if self.refused is not None:
@@ -118,7 +127,7 @@ class Journal:
                 self._refuse(path)
             return
         if wrote:
-            self._append({"kind": "wrote", "path": path, "t": time.time()})
+            self._append({"kind": "wrote", "path": path, "t": time.time(), "native": native})
         self.saw(path)
         with self._lock:
             if path in self._seen:

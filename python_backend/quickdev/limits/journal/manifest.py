@@ -75,8 +75,11 @@ def take(root: Path, runs_root: Path, bound: int = MAX_FILES) -> Manifest:
     return manifest
 
 
-def unseen_changes(manifest: Manifest, journaled: set[str], runs_root: Path) -> list[UnseenChange]:
-    """Changes in the folders the manifest listed that no journal recorded."""
+def unseen_changes(
+    manifest: Manifest, journaled: set[str], runs_root: Path, until_ns: int | None = None
+) -> list[UnseenChange]:
+    """Changes in the folders the manifest listed that no journal recorded; with
+    ``until_ns`` (recovery), not those made after then, once the job was dead."""
     root, skip_at = manifest.root, str(runs_root)
     listed = set(manifest.folders)
     found: list[UnseenChange] = []
@@ -102,7 +105,16 @@ def unseen_changes(manifest: Manifest, journaled: set[str], runs_root: Path) -> 
         absolute = os.path.join(root, path)
         if path not in now and os.path.dirname(path) in listed and absolute not in journaled:
             found.append(UnseenChange(absolute, "deleted", WHY))
+    if until_ns is not None:
+        found = [c for c in found if c.change == "deleted" or _changed_before(c.path, until_ns)]
     return found
+
+
+def _changed_before(path: str, until_ns: int) -> bool:
+    try:
+        return os.lstat(path).st_ctime_ns <= until_ns
+    except OSError:
+        return False
 
 
 def _scan(folder: str, skip_at: str) -> list[tuple[str, Stamp | None, bool]]:

@@ -20,6 +20,7 @@ from quickdev.limits.journal.registry import WRITERS, NativeWriter, targets
 from quickdev.limits.patching import Patcher
 
 WRAPPED = tuple(w for w in WRITERS if w.module)
+_BASETYPE = 1 << 10  # Py_TPFLAGS_BASETYPE: the class may be subclassed
 
 
 def install(patcher: Patcher) -> None:
@@ -33,7 +34,9 @@ def _wrap_module(module: ModuleType, patcher: Patcher) -> None:
             continue
         owner = getattr(module, writer.owner, None) if writer.owner else module
         original = getattr(owner, writer.name, None)
-        if original is not None:
+        if isinstance(original, type) and original.__flags__ & _BASETYPE:
+            patcher.set(owner, writer.name, _announcing_class(original, writer))
+        elif original is not None:
             patcher.set(owner, writer.name, _announcing(original, writer))
 
 
@@ -45,3 +48,16 @@ def _announcing(original: Callable[..., Any], writer: NativeWriter) -> Callable[
         return original(*args, **kwargs)
 
     return write
+
+
+def _announcing_class(original: type, writer: NativeWriter) -> type:
+    """A class that opens the file as it is made (a C++ ``__cinit__``): a subclass announces
+    in ``__new__``, and instances are still instances of the original."""
+
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        if hook.active() is not None:
+            hook.announce(targets(writer, args, kwargs))
+        return original.__new__(cls, *args, **kwargs)
+
+    namespace = {"__new__": __new__, "__module__": original.__module__}
+    return type(original.__name__, (original,), namespace)

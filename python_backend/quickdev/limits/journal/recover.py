@@ -13,6 +13,7 @@ from pathlib import Path
 
 from quickdev.limits.journal import safety
 from quickdev.limits.journal.claims import Claims
+from quickdev.limits.journal.edits import alive_until
 from quickdev.limits.journal.manifest import Manifest
 from quickdev.limits.journal.records import read_records, writer_alive
 from quickdev.limits.journal.restore import Restored, restore
@@ -39,7 +40,8 @@ def recover(runs_root: Path) -> list[str]:
             done = restore(run_dir, records, claims)
             manifest_path = run_dir / MANIFEST_FILE
             since = manifest_path.stat().st_mtime if manifest_path.exists() else 0.0
-            safety.check(done, Manifest.read(manifest_path), records, run_dir, since)
+            until = alive_until(log)
+            safety.check(done, Manifest.read(manifest_path), records, run_dir, since, until)
             _note_in_result(run_dir, done)
             if not done.problems:
                 os.replace(log, run_dir / JOURNAL_DONE)

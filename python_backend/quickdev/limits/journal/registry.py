@@ -14,6 +14,7 @@ What each action means for the journal:
   renamed aside, no bytes copied).
 - ``update``: it changes the file in place, anywhere (the original is copied, or
   cloned where the file system can); a path that does not exist yet is the job's.
+- ``append``: it opens the file with ``O_APPEND`` (the original length is kept, no copy).
 - ``create``: it fails on an existing file (``"x"``, ``"w-"``): only a new name counts.
 - ``read``: nothing to do.
 
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
-Action = Literal["replace", "update", "create", "read"]
+Action = Literal["replace", "update", "append", "create", "read"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,11 @@ WRITERS: tuple[NativeWriter, ...] = (
                  "__init__"),
     NativeWriter("Arrow CSV", Arg(1, "output_file"), "pyarrow.csv", None, "write_csv"),
     NativeWriter("Arrow", Arg(0, "path"), "pyarrow", None, "output_stream"),
+    # pandas' to_parquet opens local paths with pa.OSFile (C++), a class: a subclass of it
+    # takes its place, announcing in __new__ (where the file opens).
+    NativeWriter("Arrow", Arg(0, "path"), "pyarrow", None, "OSFile", mode=Arg(1, "mode", "r"),
+                 modes={"r": "read", "rb": "read", "w": "replace", "wb": "replace",
+                        "a": "append", "ab": "append"}),
     NativeWriter("HDF5", Arg(1, "name"), "h5py._hl.files", "File", "__init__",
                  mode=Arg(2, "mode", "r"), modes=_H5_MODES),
     NativeWriter("LMDB", Arg(0, "path"), "lmdb", None, "open",

@@ -21,9 +21,15 @@ WHY = (
 
 
 def check(
-    done: Restored, manifest: Manifest | None, records: list[Record], run_dir: Path, since: float
+    done: Restored,
+    manifest: Manifest | None,
+    records: list[Record],
+    run_dir: Path,
+    since: float,
+    until_ns: int | None = None,
 ) -> None:
-    """Fill ``done.safety``: the start manifest compared with the tree as restored."""
+    """Fill ``done.safety``: the start manifest compared with the tree as restored (after a
+    kill, ``until_ns``: changes made once the job was dead are not its)."""
     from quickdev.rundir.result import FileSafety
 
     safety = FileSafety(method="journal", why=WHY, check_bound=MAX_FILES)
@@ -31,7 +37,7 @@ def check(
     if manifest is not None:
         journaled = _paths(records) | _others_journaled(run_dir, since)
         journaled |= {e.path for e in done.your_edits}
-        safety.not_restored = unseen_changes(manifest, journaled, run_dir.parent)
+        safety.not_restored = unseen_changes(manifest, journaled, run_dir.parent, until_ns)
         safety.checked_files = len(manifest.files)
         safety.complete = manifest.complete
     done.safety = safety
