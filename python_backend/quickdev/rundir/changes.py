@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from quickdev.rundir.layout import ORIGINALS_DIR
 from quickdev.rundir.result import JobResult
 
 
@@ -74,7 +75,8 @@ def _file_safety(result: JobResult) -> list[str]:
     if safety.your_edits:
         names = _names(result, [e.path for e in safety.your_edits])
         kept = [e.original for e in safety.your_edits if e.original]
-        where = f"; the versions from before the job are in {os.path.dirname(kept[0])}"
+        originals = os.path.join(result.run_dir, ORIGINALS_DIR) if result.run_dir else "the run"
+        where = f"; the versions from before the job are in {originals}"
         lines.append(
             f"your edits: {names} kept as you saved them while the job ran{where if kept else ''}"
         )

@@ -3,21 +3,26 @@
 The journal lets the job write where the script asks, so the person's editor and the
 job write the same path. To tell their writes apart, every write the journal lets
 through is announced first (a ``wrote`` record, from the job and its Python children),
-and a watcher thread counts the kernel's notices (inotify) of files closed after
+and a watcher thread reads the kernel's notices (inotify) of files closed after
 writing or renamed into place, in the folders of the files whose originals the
-journal keeps. A notice that no announced write accounts for is someone else's: an
-``edited`` record (synced) names the path and its state then. At the end, and at
-recovery after a kill, a path whose last word is such an edit, still in that state,
-keeps the person's version; the original goes to the run directory (``restore``).
+journal keeps. Each notice is matched with an announcement not yet matched (a
+*credit*); a notice with none is someone else's, and an ``edited`` record (synced)
+names the path and its state then. At the end, and at recovery after a kill, a path
+whose last word is such an edit, still in that state, keeps the person's version; the
+original goes to the run directory (``restore``).
+
+The kernel merges identical notices that are not read yet, so one notice may stand for
+several of the job's writes: credits left over once no announcing process holds the file
+open are dropped after ``CREDIT_S``. A native library may open and close a file more than
+once for one announcement (safetensors does): its notices within ``BURST_S`` are the job's.
 
 After a kill, edits made while no job ran leave no notice: the watcher touches the log
 every ``HEARTBEAT_S``, so recovery takes a path whose change time is later than the
-log's last touch (plus that period) as changed after the job died, by someone else.
+log's last touch (plus twice that period) as changed after the job died, by someone else.
 
 When in doubt the job's version is taken (put into the run directory, not lost): an
-edit made while the job holds the same file open for writing, a native library that
-writes the file again without being announced, a full event queue. Linux only; other
-systems put every original back as before.
+edit within a second of the job's own write of the same file, an edit while the job
+writes it, a full event queue. Linux only; other systems put every original back.
 """
 
 from __future__ import annotations
@@ -31,20 +36,58 @@ import struct
 import sys
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 
 from quickdev.limits.journal.records import JournalLog, Record
 from quickdev.threads import own_thread
 
 HEARTBEAT_S = 1.0
-# A native library may open and close a file more than once for one announced write
-# (safetensors does): closes this soon after such an announcement are the job's. Python's
-# own opens are counted exactly.
+CREDIT_S = 0.5
 BURST_S = 1.0
 _IN_CLOSE_WRITE, _IN_MOVED_TO, _IN_Q_OVERFLOW = 0x8, 0x80, 0x4000
 _IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
 _EVENT = struct.Struct("iIII")
+
+
+class Credits:
+    """The job's announced writes of one path that no notice has matched yet."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.pids: set[int] = set()
+        self.last_native = 0.0
+
+    def announced(self, record: Record) -> None:
+        self.times.append(record.get("t", 0.0))
+        self.pids.add(record.get("pid", 0))
+        if record.get("native"):
+            self.last_native = record.get("t", 0.0)
+
+    def take(self, now: float) -> bool:
+        """A notice: the job's if a credit is left, or a native writer's burst goes on."""
+        if self.times:
+            self.times.pop(0)
+            return True
+        return now - self.last_native < BURST_S
+
+    def expire(self, path: str, now: float) -> None:
+        """Credits merged notices left over, once no announcing process holds the file."""
+        if self.times and now - self.times[-1] >= CREDIT_S and not _held(path, self.pids):
+            self.times.clear()
+
+
+def _held(path: str, pids: set[int]) -> bool:
+    for pid in pids:
+        folder = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(folder)
+        except OSError:
+            continue
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                if os.readlink(f"{folder}/{fd}") == path:
+                    return True
+    return False
 
 
 class EditWatcher:
@@ -59,9 +102,7 @@ class EditWatcher:
         self._folders: dict[int, str] = {}
         self._watched: set[str] = set()
         self._originals: set[str] = set()
-        self._announced: Counter[str] = Counter()
-        self._last_native: dict[str, float] = {}
-        self._seen: Counter[str] = Counter()
+        self._credits: dict[str, Credits] = {}
         self._offset = 0
         self._rest = b""
         self._stop = threading.Event()
@@ -98,24 +139,28 @@ class EditWatcher:
         while not self._stop.is_set():
             poller.poll(HEARTBEAT_S * 1000)
             self._drain()
+            with self._lock:
+                self._read_log()  # originals its children keep, in folders not watched yet
+                now = time.time()
+                for path, credits in self._credits.items():
+                    credits.expire(path, now)
             with contextlib.suppress(OSError):
                 os.utime(self.log.path)  # the heartbeat recovery reads
 
     def _drain(self) -> None:
         with self._lock:
-            self._read_log()
             while True:
                 try:
                     data = os.read(self._fd, 64 * 1024)
-                except (BlockingIOError, OSError):
+                except OSError:
                     return
                 if not data:
                     return
                 self._read_log()  # the announcements made before these writes
-                for path, mask in self._events(data):
-                    self._attribute(path, mask)
+                for path in self._events(data):
+                    self._attribute(path)
 
-    def _events(self, data: bytes) -> list[tuple[str, int]]:
+    def _events(self, data: bytes) -> list[str]:
         found, at = [], 0
         while at + _EVENT.size <= len(data):
             wd, mask, _cookie, size = _EVENT.unpack_from(data, at)
@@ -125,16 +170,13 @@ class EditWatcher:
                 self.overflowed = True
             folder = self._folders.get(wd)
             if folder is not None and name:
-                found.append((os.path.join(folder, os.fsdecode(name)), mask))
+                found.append(os.path.join(folder, os.fsdecode(name)))
         return found
 
-    def _attribute(self, path: str, mask: int) -> None:
+    def _attribute(self, path: str) -> None:
         if path not in self._originals or self.overflowed:
             return
-        if self._seen[path] < self._announced[path]:
-            self._seen[path] += 1  # a write the journal let through
-            return
-        if time.time() - self._last_native.get(path, 0.0) < BURST_S:
+        if self._credits.setdefault(path, Credits()).take(time.time()):
             return
         try:
             st = os.lstat(path)
@@ -158,13 +200,12 @@ class EditWatcher:
                 record = json.loads(line)
             except ValueError:
                 continue
+            path = record.get("path")
             if record.get("kind") == "wrote":
-                self._announced[record["path"]] += 1
-                if record.get("native"):
-                    self._last_native[record["path"]] = record.get("t", 0.0)
-            elif record.get("kind") == "file" and record["path"] not in self._originals:
-                self._originals.add(record["path"])  # a child's
-                self._watch(os.path.dirname(record["path"]))
+                self._credits.setdefault(path, Credits()).announced(record)
+            elif record.get("kind") == "file" and path not in self._originals:
+                self._originals.add(path)  # a child's
+                self._watch(os.path.dirname(path))
 
 
 def start(log: JournalLog) -> EditWatcher | None:

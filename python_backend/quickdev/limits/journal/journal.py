@@ -127,7 +127,10 @@ class Journal:
                 self._refuse(path)
             return
         if wrote:
-            self._append({"kind": "wrote", "path": path, "t": time.time(), "native": native})
+            self._append(
+                {"kind": "wrote", "path": path, "t": time.time(), "pid": os.getpid(),
+                 "native": native}
+            )  # fmt: skip
         self.saw(path)
         with self._lock:
             if path in self._seen:
@@ -187,8 +190,6 @@ class Journal:
             if action == "replace":
                 how = backup.rename_aside(path, aside)
                 if how == "rename" and not stat.S_ISLNK(st.st_mode):
-                    # The empty file made below is a write of the journal's own.
-                    self._append({"kind": "wrote", "path": path, "t": time.time()})
                     _recreate_empty(path, st)
             elif action == "keep":
                 how = backup.link_aside(path, aside)
@@ -243,5 +244,8 @@ def _lstat(path: str) -> os.stat_result | None:
 def _recreate_empty(path: str, st: os.stat_result) -> None:
     """After a rename aside the path is empty, as a truncating open would leave it anyway;
     an open without O_CREAT (``os.open(p, O_WRONLY | O_TRUNC)``) still finds a file."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(st.st_mode))
-    os.close(fd)
+    # mknod, not open: no file is opened to write, so no notice of a write (``edits``).
+    try:
+        os.mknod(path, stat.S_IFREG | stat.S_IMODE(st.st_mode))
+    except PermissionError:  # systems where only root makes regular files so
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(st.st_mode)))

@@ -93,9 +93,13 @@ def restore(
     for record in added_natively(records, state, claims) if at_job_end else []:
         state[record["path"]] = record
     dead_log = None if at_job_end else run_dir / JOURNAL_FILE
+    others = _other_jobs_writes(records, claims)
     for path in [p for p, r in state.items() if r["kind"] == "file"]:
-        if persons_edit(records, path, dead_log):
-            _keep_persons_edit(path, state.pop(path), run_dir / ORIGINALS_DIR, cwd, done)
+        if not persons_edit(records, path, dead_log):
+            continue
+        if others.get(path, 0.0) > _last_write(records, path) or claims.sharers(path):
+            continue  # another job wrote it since: not the person's edit
+        _keep_persons_edit(path, state.pop(path), run_dir / ORIGINALS_DIR, cwd, done)
     by_depth = sorted(state, key=lambda p: p.count(os.sep))
     # Running jobs that wrote a path after this one: they keep it, and its original.
     sharers = {path: claims.sharers(path) for path in by_depth if state[path]["kind"] != "dir"}
@@ -175,6 +179,16 @@ def _put_back(
     os.makedirs(os.path.dirname(path), exist_ok=True)
     os.replace(aside, path)
     return 1
+
+
+def _other_jobs_writes(records: list[Record], claims: Claims) -> dict[str, float]:
+    times = [r.get("t", 0.0) for r in records if r["kind"] == "wrote"]
+    return claims.others_wrote(min(times) - 1.0) if times else {}
+
+
+def _last_write(records: list[Record], path: str) -> float:
+    return max((r.get("t", 0.0) for r in records if r["kind"] == "wrote" and r["path"] == path),
+               default=0.0)  # fmt: skip
 
 
 def _backup_exists(record: Record) -> bool:
