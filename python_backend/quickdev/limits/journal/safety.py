@@ -16,7 +16,7 @@ from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE
 WHY = (
     "originals are put aside before each change and put back at the end; a copy-on-write "
     "overlay of the folder would copy a file whole on its first change (a 1 GiB log for "
-    "one appended line) on a file system without clones, as here"
+    "one appended line) on a file system without clones, such as ext4"
 )
 
 
