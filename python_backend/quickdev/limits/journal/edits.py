@@ -93,6 +93,7 @@ def _held(path: str, pids: set[int]) -> bool:
 class EditWatcher:
     def __init__(self, log: JournalLog) -> None:
         self.log = log
+        self._pid = os.getpid()
         libc = ctypes.CDLL(None, use_errno=True)
         self._add_watch = libc.inotify_add_watch
         self._add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
@@ -114,6 +115,8 @@ class EditWatcher:
 
     def original_kept(self, path: str) -> None:
         """The journal keeps ``path``'s original: watch its folder (before the change)."""
+        if os.getpid() != self._pid:
+            return  # a forked child: the job's watcher finds its record in the log
         with self._lock:
             self._originals.add(path)
             self._watch(os.path.dirname(path))
