@@ -107,6 +107,7 @@ class EditWatcher:
         self._offset = 0
         self._rest = b""
         self._stop = threading.Event()
+        self._wake_r, self._wake_w = os.pipe()  # stop() wakes the poll at once
         self._lock = threading.Lock()
         self.overflowed = False
         log.append({"kind": "watching", "heartbeat_s": HEARTBEAT_S})
@@ -124,9 +125,11 @@ class EditWatcher:
     def stop(self) -> None:
         """The job's code is done: take the notices already queued, then stop watching."""
         self._stop.set()
+        os.write(self._wake_w, b"x")
         self._thread.join()
         self._drain()
-        os.close(self._fd)
+        for fd in (self._fd, self._wake_r, self._wake_w):
+            os.close(fd)
 
     def _watch(self, folder: str) -> None:
         if folder in self._watched:
@@ -139,12 +142,17 @@ class EditWatcher:
     def _run(self) -> None:
         poller = select.poll()
         poller.register(self._fd, select.POLLIN)
+        poller.register(self._wake_r, select.POLLIN)
         while not self._stop.is_set():
             poller.poll(HEARTBEAT_S * 1000)
             self._drain()
             with self._lock:
                 self._read_log()  # originals its children keep, in folders not watched yet
                 now = time.time()
+                # Writes of files whose original the job does not keep (its own new files)
+                # need no credits; the rest expire as the kernel's merging requires.
+                for path in [p for p in self._credits if p not in self._originals]:
+                    del self._credits[path]
                 for path, credits in self._credits.items():
                     credits.expire(path, now)
             with contextlib.suppress(OSError):

@@ -126,12 +126,15 @@ class Journal:
             if threading.get_ident() in self.refused:
                 self._refuse(path)
             return
-        if wrote:
+        self.saw(path)
+        self._first_touch(path, action, tree)
+        if wrote:  # after the original's record (the watcher needs it first), before the write
             self._append(
                 {"kind": "wrote", "path": path, "t": time.time(), "pid": os.getpid(),
                  "native": native}
             )  # fmt: skip
-        self.saw(path)
+
+    def _first_touch(self, path: str, action: str, tree: bool) -> None:
         with self._lock:
             if path in self._seen:
                 if path in self._appended and action != "append":
