@@ -64,6 +64,7 @@ def _wait_for(path: Path, proc: subprocess.Popen[Any]) -> None:
 def _person_edits(root: Path) -> None:
     (root / "notes.txt").write_text("the person's notes")  # saved over the job's
     (root / "model.pt").write_bytes(b"the person's model")  # made again after the delete
+    (root / "todo.txt").write_text("a new file of the person's")  # where the job wrote
 
 
 def _start(root: Path, signals: Path, *extra: str) -> subprocess.Popen[bytes]:
@@ -92,9 +93,11 @@ def test_the_persons_edits_made_while_the_job_runs_are_kept(
     assert (root / "notes.txt").read_text() == "the person's notes"
     assert (root / "model.pt").read_bytes() == b"the person's model"
     # Everything else is as before: the log the job rewrote and nobody edited is back.
+    assert (root / "todo.txt").read_text() == "a new file of the person's"
+    theirs = ("notes.txt", "model.pt", "todo.txt")
     now = snapshot(root)
-    assert {k: v for k, v in now.items() if k not in ("notes.txt", "model.pt")} == {
-        k: v for k, v in before.items() if k not in ("notes.txt", "model.pt")
+    assert {k: v for k, v in now.items() if k not in theirs} == {
+        k: v for k, v in before.items() if k not in theirs
     }
     run_dir = Path(result["run_dir"])
     edits = {Path(e["path"]).name: e["original"] for e in result["file_safety"]["your_edits"]}
@@ -105,7 +108,9 @@ def test_the_persons_edits_made_while_the_job_runs_are_kept(
     # One line, in the terminal's summary and the editor's message alike.
     (line,) = [line for line in changes(JobResult.from_dict(result)) if "your edits:" in line]
     assert "notes.txt" in line and "model.pt" in line and "originals" in line
-    assert result["file_safety"]["not_restored"] == []
+    # The new file is the person's or an unknown writer's: left, and named.
+    (new,) = result["file_safety"]["not_restored"]
+    assert (new["path"], new["change"]) == (str(root / "todo.txt"), "created")
 
 
 def test_after_a_kill_the_persons_edits_are_kept_too(

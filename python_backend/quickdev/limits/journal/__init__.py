@@ -69,6 +69,7 @@ class JournalSession:
         self.watcher = edits.start(self.log)
         if self.watcher is not None:
             self.journal.original_kept = self.watcher.original_kept
+            self.journal.folder_listed = self.watcher.folder_listed
 
     def finish(self) -> Restored:
         """Put the tree back; once (a kill during the restore must not start a second)."""

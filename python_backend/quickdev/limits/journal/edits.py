@@ -103,6 +103,7 @@ class EditWatcher:
         self._folders: dict[int, str] = {}
         self._watched: set[str] = set()
         self._originals: set[str] = set()
+        self._listed: set[str] = set()
         self._credits: dict[str, Credits] = {}
         self._offset = 0
         self._rest = b""
@@ -121,6 +122,14 @@ class EditWatcher:
         with self._lock:
             self._originals.add(path)
             self._watch(os.path.dirname(path))
+
+    def folder_listed(self, folder: str) -> None:
+        """The journal lists ``folder``'s names: a file someone else makes there is theirs."""
+        if os.getpid() != self._pid:
+            return
+        with self._lock:
+            self._listed.add(folder)
+            self._watch(folder)
 
     def stop(self) -> None:
         """The job's code is done: take the notices already queued, then stop watching."""
@@ -149,12 +158,10 @@ class EditWatcher:
             with self._lock:
                 self._read_log()  # originals its children keep, in folders not watched yet
                 now = time.time()
-                # Writes of files whose original the job does not keep (its own new files)
-                # need no credits; the rest expire as the kernel's merging requires.
-                for path in [p for p in self._credits if p not in self._originals]:
-                    del self._credits[path]
-                for path, credits in self._credits.items():
+                for path, credits in list(self._credits.items()):
                     credits.expire(path, now)
+                    if not credits.times and now - credits.last_native >= BURST_S:
+                        del self._credits[path]
             with contextlib.suppress(OSError):
                 os.utime(self.log.path)  # the heartbeat recovery reads
 
@@ -185,7 +192,9 @@ class EditWatcher:
         return found
 
     def _attribute(self, path: str) -> None:
-        if path not in self._originals or self.overflowed:
+        """A notice of a write: the job's, or someone else's (an ``edited`` record)."""
+        watched = path in self._originals or os.path.dirname(path) in self._listed
+        if not watched or self.overflowed:
             return
         if self._credits.setdefault(path, Credits()).take(time.time()):
             return

@@ -47,6 +47,7 @@ class Journal:
         self._appended: dict[str, Record] = {}  # path -> its ``append`` record
         # Called with each path whose original is kept, before the change (``edits``).
         self.original_kept: Callable[[str], None] = lambda path: None
+        self.folder_listed: Callable[[str], None] = lambda folder: None
         self.refused: set[int] | None = None
         self._refusals: set[str] = set()
 
@@ -81,7 +82,8 @@ class Journal:
 
     def saw(self, path: str) -> None:
         """The job opened ``path``: its folder's names are recorded once, so that a file a
-        native writer (C's ``fopen``, an HDF5 library) adds there is known to be the job's."""
+        native writer (C's ``fopen``) adds there is known to be the job's; one that someone
+        else makes there meanwhile is theirs (``edits`` watches the folder from now on)."""
         folder = os.path.dirname(path)
         if folder in self._listed or not self.scope.keeps(path):
             return
@@ -89,6 +91,7 @@ class Journal:
             if folder in self._listed:
                 return
             self._listed.add(folder)
+            self.folder_listed(folder)
             try:
                 names = os.listdir(folder)
             except OSError:

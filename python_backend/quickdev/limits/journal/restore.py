@@ -15,8 +15,9 @@ is: the original goes to ``RUN_DIR/originals`` and ``your_edits`` says so.
 
 At the job's own end (not in recovery, where the user may have made files since),
 a name that is new in a folder the job listed (``listing``) and that no journal
-recorded is taken as the job's (a native writer's). A file another program made
-there while the job ran is taken too; it is kept in the run directory, not lost.
+recorded is taken as the job's (a native writer's), unless the watcher (``edits``)
+saw someone else write it: the person's new file stays, and the end's check
+(``manifest``) names it.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def added_natively(records: list[Record], state: dict[str, Record], claims: Clai
             path = os.path.join(folder, name)
             if name in before or path in state or path in others or path == runs_root:
                 continue
+            if persons_edit(records, path, None):
+                continue  # someone else made it while the job ran: theirs, left in place
             found.append({"kind": "absent", "path": path, "how": "listing"})
     return found
 

@@ -44,7 +44,9 @@ def check(
 
 
 def _paths(records: list[Record]) -> set[str]:
-    return {r["path"] for r in records if isinstance(r.get("path"), str)}
+    """The paths a journal put aside or took (not those it only saw written by others)."""
+    kinds = ("file", "absent", "dir", "shared")
+    return {r["path"] for r in records if r["kind"] in kinds and isinstance(r.get("path"), str)}
 
 
 def _others_journaled(run_dir: Path, since: float) -> set[str]:
