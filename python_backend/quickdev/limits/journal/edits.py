@@ -242,28 +242,34 @@ def state(st: os.stat_result) -> dict[str, int]:
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}
 
 
-def persons_edit(records: list[Record], path: str, log: Path | None) -> bool:
-    """Whether ``path`` now holds someone else's version, saved after the job's last write:
-    an ``edited`` record that no later ``wrote`` record overrides, still in that state;
-    or, after a kill (``log``: the dead job's log), a change later than the job's last
-    sign of life."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    last_edit: Record | None = None
-    watched = any(r["kind"] == "watching" for r in records)
-    for record in records:
-        if record.get("path") != path:
-            continue
-        if record["kind"] == "edited":
-            last_edit = record
-        elif record["kind"] == "wrote":
-            last_edit = None
-    if last_edit is not None and all(last_edit.get(k) == v for k, v in state(st).items()):
-        return True
-    until = alive_until(log) if log is not None and watched else None
-    return until is not None and st.st_ctime_ns > until
+class Edits:
+    """The person's edits the records name: for each path, its last ``edited`` record that no
+    later ``wrote`` record overrides; after a kill (``log``: the dead job's log), also the
+    time past which any change came once the job was dead."""
+
+    def __init__(self, records: list[Record], log: Path | None) -> None:
+        self.last: dict[str, Record | None] = {}
+        for record in records:
+            if record["kind"] == "edited":
+                self.last[record["path"]] = record
+            elif record["kind"] == "wrote" and record.get("path") in self.last:
+                self.last[record["path"]] = None
+        watched = any(r["kind"] == "watching" for r in records)
+        self.until = alive_until(log) if log is not None and watched else None
+
+    def persons(self, path: str) -> bool:
+        """Whether ``path`` now holds someone else's version, saved after the job's last
+        write and still in that state."""
+        if self.until is None and self.last.get(path) is None:
+            return False  # the common case, without a system call
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return False
+        edit = self.last.get(path)
+        if edit is not None and all(edit.get(k) == v for k, v in state(st).items()):
+            return True
+        return self.until is not None and st.st_ctime_ns > self.until
 
 
 def alive_until(log: Path) -> int | None:

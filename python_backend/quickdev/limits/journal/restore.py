@@ -29,7 +29,7 @@ from pathlib import Path
 
 from quickdev.limits.journal import backup
 from quickdev.limits.journal.claims import Claims
-from quickdev.limits.journal.edits import persons_edit
+from quickdev.limits.journal.edits import Edits
 from quickdev.limits.journal.records import Record, append_to
 from quickdev.rundir.layout import BACKUPS_DIR, JOURNAL_FILE, ORIGINALS_DIR, OUTPUTS_DIR
 from quickdev.rundir.result import FileSafety, Output, YourEdit
@@ -61,7 +61,9 @@ def originals(records: list[Record]) -> dict[str, Record]:
     return first
 
 
-def added_natively(records: list[Record], state: dict[str, Record], claims: Claims) -> list[Record]:
+def added_natively(
+    records: list[Record], state: dict[str, Record], claims: Claims, edits: Edits
+) -> list[Record]:
     """``absent`` records for names that appeared in listed folders without a record."""
     listings = [r for r in records if r["kind"] == "listing" and isinstance(r.get("names"), list)]
     if not listings:
@@ -79,7 +81,7 @@ def added_natively(records: list[Record], state: dict[str, Record], claims: Clai
             path = os.path.join(folder, name)
             if name in before or path in state or path in others or path == runs_root:
                 continue
-            if persons_edit(records, path, None):
+            if edits.persons(path):
                 continue  # someone else made it while the job ran: theirs, left in place
             found.append({"kind": "absent", "path": path, "how": "listing"})
     return found
@@ -93,12 +95,12 @@ def restore(
     outputs_root = run_dir / OUTPUTS_DIR
     done = Restored()
     state = originals(records)
-    for record in added_natively(records, state, claims) if at_job_end else []:
+    edits = Edits(records, None if at_job_end else run_dir / JOURNAL_FILE)
+    for record in added_natively(records, state, claims, edits) if at_job_end else []:
         state[record["path"]] = record
-    dead_log = None if at_job_end else run_dir / JOURNAL_FILE
-    others = _other_jobs_writes(records, claims)
+    others = _other_jobs_writes(records, claims) if edits.last or edits.until else {}
     for path in [p for p, r in state.items() if r["kind"] == "file"]:
-        if not persons_edit(records, path, dead_log):
+        if not edits.persons(path):
             continue
         if others.get(path, 0.0) > _last_write(records, path) or claims.sharers(path):
             continue  # another job wrote it since: not the person's edit
