@@ -1,4 +1,4 @@
-# One place for set-up and checks; CI runs `make test` too.
+# One place for set-up and checks; CI (.ci/run) runs `make demo`, then `make test`.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml $(LOCK)
 
 venv: $(STAMP)
 
-# Runs the main job on the bundled example and prints what it found.
+# Runs the main job on the bundled example and prints what it found. quickdev's own options
+# go before the script: what follows the script is the script's (tests/test_demo.py).
+DEMO_RUNS_DIR ?= .quickdev/runs
 demo: $(STAMP)
-	$(BIN)/quickdev run examples/train_loop.py --runs-dir .quickdev/runs
+	$(BIN)/quickdev run --runs-dir $(DEMO_RUNS_DIR) examples/train_loop.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -51,7 +53,7 @@ VSIX = dist/torch-quickdev-$(EXT_VERSION).vsix
 NODE_STAMP := node_modules/.installed
 # The language server's libraries, pinned in the lock, shipped inside the VSIX.
 BUNDLED_LIBS := attrs cattrs debugpy lsprotocol pygls typing_extensions
-.PHONY: ext-check ext-build bundle vsix
+.PHONY: ext-check ext-lint ext-format ext-build bundle vsix
 
 # npm ci keeps the lock and package.json in step; only the lock says what to install.
 $(NODE_STAMP): package-lock.json
@@ -63,9 +65,19 @@ node_modules: $(NODE_STAMP)
 ext-build: $(NODE_STAMP)
 	node esbuild.config.mjs
 
-# Type checks (strict tsc) and unit tests of the extension's pure parts. out/ is rebuilt whole so a
-# moved or deleted test leaves no compiled copy behind; node --test finds tests in every subfolder.
-ext-check: ext-build
+# The extension's TypeScript: ESLint (eslint.config.mjs), zero warnings allowed, and Prettier's
+# formatting (.prettierrc.json); `make ext-format` rewrites the files Prettier would change.
+PRETTIER_FILES := "extension/**/*.ts" "tests/extension/**/*.ts" eslint.config.mjs esbuild.config.mjs
+ext-lint: $(NODE_STAMP)
+	node_modules/.bin/eslint --max-warnings 0 extension tests/extension
+	node_modules/.bin/prettier --check $(PRETTIER_FILES)
+
+ext-format: $(NODE_STAMP)
+	node_modules/.bin/prettier --write $(PRETTIER_FILES)
+
+# Lint, type checks (strict tsc) and unit tests of the extension's pure parts. out/ is rebuilt whole
+# so a moved or deleted test leaves no compiled copy behind; node --test searches every subfolder.
+ext-check: ext-build ext-lint
 	rm -rf out
 	node_modules/.bin/tsc -p .
 	node --test out/tests/extension/
