@@ -43,10 +43,12 @@ def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> Non
         f"before the job are in {result.run_dir}/originals",
         "not put back: data.bin changed by something the journal does not follow "
         "(not Python, an unknown library, or you); no copy was kept",
+        "train.py:61 evaluation loop ended after 20 forwards, 2 times (eval_forwards)",
         "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)",
         f"advice: {result.stop_advice}",
     ]
     result.status, result.stop_reason = "passed", "completed"
     result.limits.one_epoch_options, result.limits.settings_changed = [], []
     result.device, result.outputs, result.file_safety = None, [], None
+    result.loops_ended = []
     assert run_summary(PAGE_FIXTURE.parent, result)["changes"] == []
