@@ -166,8 +166,9 @@ def test_terminal_summary_names_each_loop_ended_and_the_knob(
     eval_line = _line(project, "gpt_loop.py", "for k in range(eval_iters)")
     train_line = _line(project, "gpt_loop.py", "while True")
     assert (
-        f"gpt_loop.py:{eval_line} evaluation loop ended after 20 forwards, 2 times (eval_forwards)"
-        in run.stderr
+        f"gpt_loop.py:{eval_line} evaluation loop ended after 20 forwards, 2 times "
+        "(eval_forwards): figures it computes over all the forwards it planned (a mean) "
+        "are off" in run.stderr
     )
     assert f"gpt_loop.py:{train_line} training loop ended after 2 steps (loop_steps)" in run.stderr
     assert "advice: eval_iters (default 200)" in run.stderr

@@ -52,7 +52,8 @@ def test_each_loop_ended_early_is_one_line_in_the_terminal_and_the_editor() -> N
     )
     expected = [
         "train.py:42 training loop ended after 2 steps (loop_steps)",
-        "lib/evaluate.py:7 evaluation loop ended after 20 forwards, 3 times (eval_forwards)",
+        "lib/evaluate.py:7 evaluation loop ended after 20 forwards, 3 times (eval_forwards): "
+        "figures it computes over all the forwards it planned (a mean) are off",
         "/elsewhere/fit.py:9 epoch loop ended after 1 pass (train_passes)",
         "train.py:30 loop around it ended after 1 step (loop_steps)",
     ]

@@ -47,14 +47,21 @@ _ONE = {"steps": "step", "forwards": "forward", "passes": "pass"}
 
 def ended_loop_line(loop: EndedLoop, cwd: str = "") -> str:
     """``train.py:42 training loop ended after 2 steps (loop_steps)``; the file relative to
-    the job's working directory when it is under it."""
+    the job's working directory when it is under it. An evaluation loop's line warns that
+    what it averages over its planned forwards is off."""
     unit = _ONE.get(loop.unit, loop.unit) if loop.count == 1 else loop.unit
     what = _ROLE.get(loop.role, "loop around it")
     times = f", {loop.times} times" if loop.times > 1 else ""
     file = loop.file
     if cwd and os.path.isabs(file) and file.startswith(cwd.rstrip(os.sep) + os.sep):
         file = os.path.relpath(file, cwd)
-    return f"{file}:{loop.line} {what} ended after {loop.count} {unit}{times} ({loop.budget})"
+    line = f"{file}:{loop.line} {what} ended after {loop.count} {unit}{times} ({loop.budget})"
+    if loop.role == "evaluation":
+        # nanoGPT's estimate_loss() fills a tensor sized for all its forwards and takes
+        # its mean: cut short, the figure printed is off, and a "best so far" check on it
+        # may go either way. Said where the user reads the loop line.
+        line += ": figures it computes over all the forwards it planned (a mean) are off"
+    return line
 
 
 def _stop_text(result: JobResult) -> str:
