@@ -7,6 +7,7 @@ without grad are evaluation forwards, bounded when no DataLoader feeds them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -19,9 +20,14 @@ from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 
 
-def install(patcher: Patcher, recorder: Recorder) -> None:
+def install(
+    patcher: Patcher,
+    recorder: Recorder,
+    on_top_module: Callable[[nn.Module], None] | None = None,
+) -> None:
+    """``on_top_module``: told the top module once it is known (the memory forecast)."""
     _count_optimizer_steps(patcher, recorder)
-    _count_top_level_forwards(patcher, recorder)
+    _count_top_level_forwards(patcher, recorder, on_top_module)
     _record_losses(patcher, recorder)
 
 
@@ -33,6 +39,8 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
         original_init(optimizer, *args, **kwargs)
 
     def after_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
+        if recorder.paused:
+            return
         loop_step = recorder.train_step()
         recorder.budget.check_steps(recorder.steps)
         if loop_step:
@@ -43,7 +51,9 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
     patcher.on_undo(handle.remove)
 
 
-def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
+def _count_top_level_forwards(
+    patcher: Patcher, recorder: Recorder, on_top_module: Callable[[nn.Module], None] | None
+) -> None:
     """Find the top module with global hooks, then watch only its own forwards.
 
     The top module is the first one with parameters called from outside any module (a
@@ -62,6 +72,8 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
         if depth == 0 and next(module.parameters(), None) is not None:
             remove_global()
             _watch_top_module(module, patcher, recorder)
+            if on_top_module is not None:
+                on_top_module(module)
             _before_top_forward(module, recorder)
             return
         depth += 1
@@ -83,6 +95,8 @@ def _watch_top_module(module: nn.Module, patcher: Patcher, recorder: Recorder) -
 
 
 def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
+    if recorder.paused:
+        return
     if not module.training or not torch.is_grad_enabled():
         recorder.eval_forward()
         return
