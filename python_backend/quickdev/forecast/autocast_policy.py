@@ -47,7 +47,7 @@ class CudaAutocastPolicy(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
-        if torch.is_autocast_enabled("cpu") and "dtype" not in kwargs:
+        if torch.is_autocast_enabled("cpu") and kwargs.get("dtype") is None:
             if name in CUDA_TO_FLOAT32:
                 args, kwargs = _cast(args, kwargs, _LOWER, torch.float32)
             elif name in CUDA_TO_LOWER:

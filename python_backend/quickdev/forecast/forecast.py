@@ -19,8 +19,9 @@ CUBLAS_WORKSPACE = 32 << 20
 # The CUDA context lives outside the allocator (about 0.3-0.6 GB); judging fit, this
 # much of a device's memory is set aside for it.
 CONTEXT_ALLOWANCE = 512 << 20
-# Replays a batch-size search may make per device (each a fraction of a second to seconds).
-MAX_SEARCH_REPLAYS = 8
+# Replays a batch-size search may make per device (each a fraction of a second to seconds):
+# enough to bisect down to one batch size from 2**20.
+MAX_SEARCH_REPLAYS = 24
 NOT_COUNTED = (
     "the CUDA context (set aside as 0.5 GB when judging fit), other processes on the GPU, "
     "NCCL buffers, and memory used outside the training step (evaluation, checkpoints)"
@@ -90,9 +91,11 @@ def _fit(
 def largest_batch(
     recipe: StepRecipe, device: torch.device, usable: int, measured: dict[int | None, Measurement]
 ) -> int | None:
-    """The largest batch size whose step fits ``usable`` bytes: interpolation between
-    a size that fits and one that does not, each guess checked by a replay. The answer
-    was replayed and fits; when the search ends early it is the largest one seen."""
+    """The largest batch size whose step fits ``usable`` bytes, the next one up not:
+    between a size that fits and one that does not, guesses alternate between the
+    straight line through them (memory grows about linearly with the batch) and the
+    middle (the allocator's segments make it a staircase), each checked by a replay.
+    The answer was replayed and fits."""
     top = recipe.batch_size
     if top is None or top <= 1:
         return None
@@ -105,11 +108,13 @@ def largest_batch(
     low, high = 1, top
     if need(low) > usable:
         return None
-    for _ in range(MAX_SEARCH_REPLAYS):
+    for attempt in range(MAX_SEARCH_REPLAYS):
         if high - low <= 1:
             break
         slope = (need(high) - need(low)) / (high - low)
-        guess = low + int((usable - need(low)) / slope) if slope > 0 else (low + high) // 2
+        guess = (low + high) // 2
+        if attempt % 2 == 0 and slope > 0:
+            guess = low + int((usable - need(low)) / slope)
         guess = min(max(guess, low + 1), high - 1)
         if need(guess) <= usable:
             low = guess

@@ -106,9 +106,13 @@ class _Runner:
         )
 
     def run(self, micro_steps: int) -> bool:
-        """Returns whether the script's own loss was replayed (else it was stood in for)."""
+        """Returns whether the script's own loss was replayed (else it was stood in for).
+        A second micro-step (gradient accumulation) runs with every gradient there; the
+        per-module figures are its own."""
         replayed = True
-        for _ in range(micro_steps):
+        for micro_step in range(micro_steps):
+            if micro_step:
+                self.tracker.reset_mod_stats()
             replayed = self._micro_step()
         return replayed
 

@@ -16,6 +16,7 @@ from torch.distributed._tools.mem_tracker import (
     _TOTAL_KEY,
     MemTracker,
     _MemRefType,
+    _ModState,
     _UpdateType,
 )
 
@@ -65,6 +66,21 @@ class StepTracker(MemTracker):  # type: ignore[no-untyped-call]
         elif u_type == _UpdateType.DEL:
             self.allocator.free(id(winfo))
         super()._update_snap(u_type, winfo, old_mem_consumed, old_reftype)
+
+    def _pre_fw_hook(self, module: Any, inputs: Any) -> None:
+        # The model's forward again before backward (two inputs through one model):
+        # MemTracker refuses a second call of the root; here it is one more forward.
+        name = self._mod_tracker.get_known_fqn(module)  # type: ignore[no-untyped-call]
+        again = module in self.memory_tracking and not self._mod_tracker.is_bw
+        if not again or set(self._mod_tracker.parents) - {name} != {"Global"}:
+            super()._pre_fw_hook(module, inputs)
+            return
+        stats = self.memory_tracking[module]
+        stats.input_mem = self._track_inputs_or_outputs(inputs)
+        snapshot = self.get_tracker_snapshot()
+        stats.local_peak = {dev: s[_TOTAL_KEY] for dev, s in snapshot.items()}
+        stats.snapshots.setdefault(_ModState.PEAK_FW, []).append(snapshot)
+        stats.snapshots.setdefault(_ModState.PRE_FW, []).append(self.get_tracker_snapshot())
 
     def _track(self, reftype: Any, t: Any) -> None:
         # The optimizer's state exists before the measured step (a warm-up step made it):

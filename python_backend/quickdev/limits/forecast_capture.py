@@ -117,8 +117,15 @@ class StepCapture(BaseObserver):
 
     def _before_forward(self, module: nn.Module, args: Any) -> None:
         self._in_forward += 1
-        if self.state == "recording" and self._backward_seen() and self._training(module):
-            self._captured(None)  # hand-written SGD: the next step begins
+        # Hand-written SGD (no optimizer, as limits/steps.py tells steps): the next step
+        # begins. With an optimizer, a forward after backward is the next micro-step.
+        if (
+            self.state == "recording"
+            and not self.recorder.optimizer_seen
+            and self._backward_seen()
+            and self._training(module)
+        ):
+            self._captured(None)
 
     def _after_forward(self, module: nn.Module, args: Any, kwargs: Any, output: Any) -> None:
         # The forward that found the top module ran no pre-hook of ours.
