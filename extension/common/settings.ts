@@ -41,6 +41,7 @@ export function readSettings(): QuickdevSettings {
     keepOutputs: get<boolean>("keepOutputs"),
     runsKeep: get<number>("runsKeep"),
     runsMaxSizeMb: get<number>("runsMaxSizeMb"),
+    memoryForecastDevices: get<string[]>("memoryForecastDevices"),
     lenses: get<LensSettings>("lenses"),
   };
 }

@@ -7,6 +7,8 @@ export interface LensSettings {
   debug: boolean;
   profile: boolean;
   step: boolean;
+  /** The memory forecast lens above an entry point. */
+  memory: boolean;
 }
 
 /** The `quickdev.*` settings; defaults live only in package.json. */
@@ -20,6 +22,8 @@ export interface QuickdevSettings {
   /** Run history: runs kept, and its size cap in MB (0: no limit). */
   runsKeep: number;
   runsMaxSizeMb: number;
+  /** What a memory forecast is compared with where the job's machine has no GPU. */
+  memoryForecastDevices: string[];
   lenses: LensSettings;
 }
 
@@ -31,6 +35,7 @@ export const SETTING_KEYS: readonly (keyof QuickdevSettings)[] = [
   "keepOutputs",
   "runsKeep",
   "runsMaxSizeMb",
+  "memoryForecastDevices",
   "lenses",
 ];
 

@@ -50,6 +50,8 @@ export interface RunSummary {
   steps?: number;
   /** A debug run this server started, once its debugpy listens. */
   attach?: Address;
+  /** A run with a memory forecast: its one line ("≈ 11.2 GB peak · fits 24 GB"). */
+  memoryForecast?: string;
 }
 
 export interface StartJobArgs {
@@ -67,6 +69,8 @@ export interface StartJobArgs {
   timeout?: number;
   device?: "auto" | "cpu";
   nproc?: number;
+  /** Forecast the GPU memory of a training step: "auto" (this machine's GPU, else the memoryForecastDevices setting) or devices ("24", "h100", "24,40"). */
+  memoryForecast?: string;
 }
 
 export interface StartJobAnswer {
@@ -111,6 +115,7 @@ export const PROTOCOL_FIELDS = {
     timeout: "optional",
     device: "optional",
     nproc: "optional",
+    memoryForecast: "optional",
   } satisfies Fields<StartJobArgs>,
   StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" } satisfies Fields<StartJobAnswer>,
   RunSummary: {
@@ -130,6 +135,7 @@ export const PROTOCOL_FIELDS = {
     stage: "optional",
     steps: "optional",
     attach: "optional",
+    memoryForecast: "optional",
   } satisfies Fields<RunSummary>,
   RunError: { message: "required", file: "optional", line: "optional" } satisfies Fields<RunError>,
   Address: { host: "required", port: "required", pid: "optional" } satisfies Fields<Address>,
@@ -165,6 +171,7 @@ export const LENS_COMMANDS = {
   debug: "quickdev.lens.debug",
   profile: "quickdev.lens.profile",
   debugStep: "quickdev.lens.debugStep",
+  memoryForecast: "quickdev.lens.memoryForecast",
 } as const;
 
 export const RUN_CHANGED = "quickdev/runChanged";

@@ -6,23 +6,33 @@ from pathlib import Path
 
 import pytest
 from quickdev.forecast.devices import (
+    DeviceChoice,
     DeviceSpecError,
     memory_forecast_alone,
     parse_devices,
 )
+from quickdev.forecast.forecast import capacities
 from quickdev.rundir.memory import GB
 
 
 def test_sizes_names_and_lists() -> None:
-    assert parse_devices("24") is not None
-    assert [(c.name, c.bytes) for c in parse_devices("24") or []] == [("24 GB", 24 * GB)]
-    assert [c.bytes for c in parse_devices("40GB,80gib,12.5") or []] == [
+    assert [(c.name, c.bytes) for c in parse_devices("24").listed] == [("24 GB", 24 * GB)]
+    assert [c.bytes for c in parse_devices("40GB,80gib,12.5").listed] == [
         40 * GB,
         80 * GB,
         int(12.5 * GB),
     ]
-    assert [(c.name, c.bytes) for c in parse_devices("H100") or []] == [("h100 (80 GB)", 80 * GB)]
-    assert parse_devices("auto") is None
+    assert [(c.name, c.bytes) for c in parse_devices("H100").listed] == [("h100 (80 GB)", 80 * GB)]
+    assert not parse_devices("h100").auto
+
+
+def test_auto_is_this_machines_gpu_else_the_sizes_beside_it() -> None:
+    assert parse_devices("auto") == DeviceChoice(auto=True)
+    choice = parse_devices("auto,24,h100")
+    assert choice.auto and [c.bytes for c in choice.listed] == [24 * GB, 80 * GB]
+    # No CUDA device here: the sizes listed, else the defaults.
+    assert [c.bytes for c in capacities(choice)] == [24 * GB, 80 * GB]
+    assert [c.name for c in capacities(parse_devices("auto"))] == ["24 GB", "40 GB", "80 GB"]
 
 
 @pytest.mark.parametrize("text", ["foo", "-3", "0", "24TB", ","])

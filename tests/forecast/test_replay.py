@@ -14,6 +14,7 @@ SEVEN_BILLION = textwrap.dedent(
     """
     import json, resource, torch
     from transformers import LlamaConfig, LlamaForCausalLM
+    from quickdev.forecast.devices import parse_devices
     from quickdev.forecast.forecast import make_forecast
     from quickdev.forecast.step import Backward, Forward, Ref, StepRecipe, TensorSpec
 
@@ -30,7 +31,7 @@ SEVEN_BILLION = textwrap.dedent(
         autocast_dtype=torch.bfloat16,
         batch_size=1,
     )
-    forecast = make_forecast(recipe, torch.device("cpu"), None, "float32 weights")
+    forecast = make_forecast(recipe, torch.device("cpu"), parse_devices("auto"), "float32 weights")
     print(json.dumps({
         "parameters": sum(p.numel() for p in model.parameters()),
         "parameter_bytes": sum(m.parameters for m in forecast.modules),

@@ -49,15 +49,25 @@ class Capacity:
     bytes: int
 
 
-def parse_devices(text: str) -> list[Capacity] | None:
-    """``24``, ``24GB``, ``40GiB``, ``h100``, ``a100-40gb`` or a comma list of them; ``auto``
-    (None: decided in the job, where torch knows whether CUDA is here)."""
-    if text.strip().lower() == AUTO:
-        return None
-    found = [_one(part.strip()) for part in text.split(",") if part.strip()]
-    if not found:
+@dataclass(frozen=True)
+class DeviceChoice:
+    """What ``--memory-forecast DEVICE`` asks: ``auto`` in the list (or alone) means this
+    machine's CUDA device where there is one, else the sizes listed beside it (else the
+    defaults)."""
+
+    auto: bool
+    listed: tuple[Capacity, ...] = ()
+
+
+def parse_devices(text: str) -> DeviceChoice:
+    """``auto``, ``24``, ``24GB``, ``40GiB``, ``h100``, ``a100-40gb`` or a comma list of
+    them (``auto,24,40,80``)."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts:
         raise DeviceSpecError(f"expected a size in GB or a device name, got {text!r}")
-    return found
+    auto = any(part.lower() == AUTO for part in parts)
+    listed = tuple(_one(part) for part in parts if part.lower() != AUTO)
+    return DeviceChoice(auto, listed)
 
 
 def _one(text: str) -> Capacity:

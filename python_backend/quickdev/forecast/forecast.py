@@ -8,7 +8,7 @@ from collections import Counter
 
 import torch
 
-from quickdev.forecast.devices import Capacity, default_capacities
+from quickdev.forecast.devices import Capacity, DeviceChoice, default_capacities
 from quickdev.forecast.replay import Measurement, replay
 from quickdev.forecast.step import StepRecipe
 from quickdev.rundir.memory import DeviceFit, MemoryForecast, ModuleMemory, format_gb
@@ -31,14 +31,14 @@ NOT_COUNTED = (
 def make_forecast(
     recipe: StepRecipe,
     device: torch.device,
-    capacities: list[Capacity] | None,
+    choice: DeviceChoice,
     precision: str,
 ) -> MemoryForecast:
     started = time.perf_counter()
     measured = {recipe.batch_size: replay(recipe, device, recipe.batch_size, detail=True)}
     observed = measured[recipe.batch_size]
     fits = []
-    for capacity in capacities or this_machine() or default_capacities():
+    for capacity in capacities(choice):
         fits.append(_fit(recipe, device, capacity, measured))
     forecast = MemoryForecast(
         peak=observed.peak_allocated + CUBLAS_WORKSPACE,
@@ -58,6 +58,10 @@ def make_forecast(
     forecast.advice = advice(forecast)
     forecast.duration_s = round(time.perf_counter() - started, 3)
     return forecast
+
+
+def capacities(choice: DeviceChoice) -> list[Capacity]:
+    return (this_machine() if choice.auto else []) or list(choice.listed) or default_capacities()
 
 
 def this_machine() -> list[Capacity]:

@@ -29,7 +29,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
 
 from quickdev.events import BaseObserver, EventHub
-from quickdev.forecast.devices import AUTO, Capacity, parse_devices
+from quickdev.forecast.devices import AUTO, DeviceChoice, parse_devices
 from quickdev.forecast.forecast import make_forecast
 from quickdev.forecast.step import (
     Backward,
@@ -64,8 +64,8 @@ def install(
     engine: DeviceEngine,
 ) -> StepCapture:
     """Watch for the first training step; the job's observers hand it the result."""
-    capacities = parse_devices(options.memory_forecast or AUTO)
-    capture = StepCapture(recorder, actual, capacities, lambda: engine.autocast_asked)
+    choice = parse_devices(options.memory_forecast or AUTO)
+    capture = StepCapture(recorder, actual, choice, lambda: engine.autocast_asked)
     capture.install(patcher)
     hub.add(capture)
     return capture
@@ -79,12 +79,12 @@ class StepCapture(BaseObserver):
         self,
         recorder: Recorder,
         device: str,
-        capacities: list[Capacity] | None,
+        devices: DeviceChoice,
         autocast_asked: Callable[[], str | None],
     ) -> None:
         self.recorder = recorder
         self.device = torch.device(device)
-        self.capacities = capacities
+        self.devices = devices
         self.autocast_asked = autocast_asked
         self.state = "waiting"
         self.model: nn.Module | None = None
@@ -272,7 +272,7 @@ class StepCapture(BaseObserver):
         )
         try:
             with self.recorder.pause(), self._as_trained():
-                forecast = make_forecast(recipe, self.device, self.capacities, self._precision())
+                forecast = make_forecast(recipe, self.device, self.devices, self._precision())
         except Exception as exc:  # a step that cannot replay must not fail the job
             log.info("memory forecast failed", exc_info=exc)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

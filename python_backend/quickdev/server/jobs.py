@@ -80,6 +80,8 @@ class JobRequest:
     nproc: int | None = None
     keep_outputs: bool = False
     retention: Retention = RETENTION
+    # --memory-forecast DEVICE (forecast/devices.py); None: no forecast.
+    memory_forecast: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,8 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
         command += ["--device", request.device]
     if request.nproc is not None and request.nproc > 1:
         command += ["--nproc", str(request.nproc)]
+    if request.memory_forecast is not None:
+        command.append(f"--memory-forecast={request.memory_forecast}")
     if request.mode == "debug":
         command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
     return [*command, str(request.script), "--", *request.args]

@@ -45,6 +45,8 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
         "losses": list(result.losses) if result else [],
         "changes": changes(result) if result else [],
     }
+    if result is not None and result.memory_forecast is not None:
+        summary["memoryForecast"] = result.memory_forecast.headline()
     failure = run.failure if run else _failure_on_disk(result)
     if failure is not None:
         summary["error"] = failure.to_json()

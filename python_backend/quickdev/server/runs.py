@@ -19,6 +19,7 @@ from lsprotocol import types
 
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
+from quickdev.forecast.devices import AUTO, DeviceSpecError, parse_devices
 from quickdev.rundir.ids import is_run_id
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.result import JobResult
@@ -28,9 +29,10 @@ from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
 from quickdev.server.diagnostics import FailureDiagnostics
 from quickdev.server.jobs import JobError, JobManager, JobRequest, Mode, Run
+from quickdev.server.lenses import client_refreshes_lenses
 from quickdev.server.run_processes import end_run
 from quickdev.server.run_summary import run_summary, summaries_on_disk
-from quickdev.server.types import Key
+from quickdev.server.types import Key, Settings
 
 RUN_CHANGED = "quickdev/runChanged"
 ATTACH_TIMEOUT_S = 120.0
@@ -61,7 +63,9 @@ class Runs:
         self._interpreters_with_torch: set[str] = set()
 
     def changed(self, run: Run) -> None:
-        self.ls.protocol.notify(RUN_CHANGED, run_summary(run.run_dir, run.result, run))
+        summary = run_summary(run.run_dir, run.result, run)
+        self.noted(summary)
+        self.ls.protocol.notify(RUN_CHANGED, summary)
         if run.finished.is_set():
             for uri in self.diagnostics.record(run):
                 self.ls.text_document_publish_diagnostics(
@@ -69,6 +73,12 @@ class Runs:
                         uri=uri, diagnostics=self.diagnostics.for_uri(uri)
                     )
                 )
+
+    def noted(self, *summaries: dict[str, Any]) -> None:
+        """A memory forecast newer than the script's lens shows: the lenses are asked again."""
+        newer = [self.ls.state.forecasts.note(summary) for summary in summaries]
+        if any(newer) and client_refreshes_lenses(self.ls):
+            self.ls.workspace_code_lens_refresh(None)
 
     async def check_interpreter(self, interpreter: str) -> None:
         """A clear message now beats a job that dies on ``import torch``."""
@@ -190,6 +200,10 @@ class StartJob:
     nproc: int | None = field(
         default=None, metadata=problem('"nproc" must be a whole number ≥ 1, got {value!r}')
     )
+    memoryForecast: str | None = field(
+        default=None,
+        metadata=problem('"memoryForecast" must be "auto" or devices (24, h100), got {value!r}'),
+    )
 
 
 @dataclass(frozen=True)
@@ -255,7 +269,23 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         nproc=start.nproc,
         keep_outputs=settings.keep_outputs,
         retention=Retention(settings.runs_keep, settings.runs_max_size_mb),
+        memory_forecast=_memory_forecast(start.memoryForecast, settings),
     )
+
+
+def _memory_forecast(asked: str | None, settings: Settings) -> str | None:
+    """``--memory-forecast``'s DEVICE: "auto" (or "") is this machine's GPU, else the
+    memoryForecastDevices setting; anything else names the devices itself."""
+    if asked is None:
+        return None
+    devices = asked.strip() or AUTO
+    if devices.lower() == AUTO:
+        devices = ",".join([AUTO, *settings.memory_forecast_devices])
+    try:
+        parse_devices(devices)
+    except DeviceSpecError as exc:
+        raise CommandError(f'"memoryForecast": {exc}') from None
+    return devices
 
 
 async def _wait_for_attach(runs: Runs, run: Run) -> dict[str, Any]:
@@ -292,6 +322,7 @@ async def list_runs(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
         for summary in await asyncio.to_thread(summaries_on_disk, runs_dir):
             summaries.setdefault(summary["runId"], summary)
     ordered = sorted(summaries.values(), key=lambda s: s["runId"], reverse=True)
+    runs.noted(*ordered)
     return {"runs": ordered}
 
 
