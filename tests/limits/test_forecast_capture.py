@@ -172,3 +172,27 @@ def test_unmodified_scripts_print_and_record_a_forecast(
     assert forecast["loss"].startswith("replayed")
     assert [f["device"] for f in forecast["fits"]] == ["24 GB", "40 GB", "80 GB"]
     assert sum(forecast["categories"].values()) <= forecast["peak"]
+
+
+def test_values_the_forward_reads_are_answered_as_in_the_real_step(tmp_path: Path) -> None:
+    """nn.TransformerEncoder checks whether its mask is causal (``bool(...all())``), which a
+    tensor without values cannot answer: the replay answers as the real step did."""
+
+    def train() -> None:
+        layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.1)  # (time, batch) inputs
+        model = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).cuda()
+        mask = nn.Transformer.generate_square_subsequent_mask(32, device="cuda")
+        optimizer = torch.optim.AdamW(model.parameters())
+        for _ in range(2):
+            out = model(torch.randn(32, 8, 64, device="cuda"), mask=mask)
+            if out.isnan().any():  # a read in the loss's code, too
+                continue
+            out.pow(2).mean().backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+    forecast = _run(train, tmp_path).memory_forecast
+    assert forecast is not None and forecast.peak is not None
+    assert forecast.batch_size == 8  # (time, batch, features): batch_first is off
+    assert forecast.loss.startswith("replayed")
+    assert [m.name for m in forecast.modules] == ["layers.0", "layers.1"]

@@ -22,8 +22,9 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.optim import Optimizer
 from torch.utils import _pytree as pytree
 
-from quickdev.forecast.autocast_policy import CudaAutocastPolicy
+from quickdev.forecast.cuda_choices import CudaChoices
 from quickdev.forecast.modules import ModuleFigures, module_figures
+from quickdev.forecast.reads import RecordedReads
 from quickdev.forecast.step import (
     Backward,
     Call,
@@ -99,11 +100,9 @@ class _Runner:
         self.batch_size = batch_size
         self.tracker = tracker
         self.named = dict(recipe.model.named_parameters()) | dict(recipe.model.named_buffers())
-        self.policy = (
-            CudaAutocastPolicy(recipe.autocast_dtype)
-            if recipe.autocast_dtype is not None and device.type != "cuda"
-            else None
-        )
+        # On a GPU, torch itself chooses; elsewhere CUDA's choices are made for it.
+        self.cuda_choices = CudaChoices(recipe.autocast_dtype) if device.type != "cuda" else None
+        self.reads = RecordedReads(recipe.reads)
 
     def run(self, micro_steps: int) -> bool:
         """Returns whether the script's own loss was replayed (else it was stood in for).
@@ -117,6 +116,7 @@ class _Runner:
         return replayed
 
     def _micro_step(self) -> bool:
+        self.reads.restart()
         made: dict[int, torch.Tensor] = {}
         outputs: list[torch.Tensor] = []
         for event in self.recipe.events:
@@ -151,7 +151,7 @@ class _Runner:
         args, kwargs = self._materialize((event.args, event.kwargs), made)
         if isinstance(event, Call):
             args = self._rescale_shape_args(event, args)
-        with self._autocast(event.autocast):
+        with self._modes(event.autocast):
             if isinstance(event, Forward):
                 return self.recipe.model(*args, **kwargs)
             return event.func(*args, **kwargs)
@@ -186,14 +186,15 @@ class _Runner:
                 break
         return (args[0], tuple(entries)) if shape is not None else (args[0], *entries)
 
-    def _autocast(self, enabled: bool) -> contextlib.AbstractContextManager[Any]:
+    def _modes(self, autocast: bool) -> contextlib.AbstractContextManager[Any]:
+        """Autocast as the script had it, CUDA's choices off a GPU, the recorded reads."""
         dtype = self.recipe.autocast_dtype
-        if not enabled or dtype is None:
-            return contextlib.nullcontext()
         stack = contextlib.ExitStack()
-        stack.enter_context(torch.autocast(self.device.type, dtype=dtype))
-        if self.policy is not None:
-            stack.enter_context(self.policy)
+        stack.enter_context(self.reads)
+        if autocast and dtype is not None:
+            stack.enter_context(torch.autocast(self.device.type, dtype=dtype))
+        if self.cuda_choices is not None:
+            stack.enter_context(self.cuda_choices)
         return stack
 
 

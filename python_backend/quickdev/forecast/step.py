@@ -84,6 +84,8 @@ class StepRecipe:
     batch_size: int | None = None
     # Why the loss's own code could not be replayed, when it could not.
     loss_note: str | None = None
+    # What the real step read from its tensors, in order (forecast/reads.py).
+    reads: list[tuple[str, Any]] = field(default_factory=list)
 
     @property
     def forwards(self) -> list[Forward]:
@@ -95,20 +97,14 @@ def leaves(tree: Any) -> list[Any]:
 
 
 def batch_size_of(inputs: list[TensorSpec], seq_first: bool = False) -> int | None:
-    """The size every input tensor shares, preferring the first tensor's first dimension:
-    (batch, time) token ids and (time, batch) ones with a (layers, batch, hidden) state
-    both find the batch. ``seq_first``: the model reads (time, batch, ...) inputs (an RNN
-    or transformer layer without ``batch_first``), so a lone (time, batch) input's
-    batch is its second dimension."""
-    shaped = [s for s in inputs if s.shape]
-    if not shaped:
+    """The batch size of the model's first tensor input (the token ids, the images, the
+    source sequence): its first dimension, or its second when the model reads (time,
+    batch, ...) inputs (an RNN or attention layer without ``batch_first``). Masks and
+    states beside it follow it where they share that size."""
+    first = next((s.shape for s in inputs if s.shape), None)
+    if first is None:
         return None
-    first = shaped[0].shape
-    order = [first[1], first[0], *first[2:]] if seq_first and len(first) > 1 else list(first)
-    for size in order:
-        if size > 0 and all(size in s.shape for s in shaped):
-            return size
-    return None
+    return first[1] if seq_first and len(first) > 1 else first[0]
 
 
 def reads_seq_first(model: nn.Module) -> bool:

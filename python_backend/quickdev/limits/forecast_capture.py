@@ -3,10 +3,11 @@
 What a step is comes from the script itself: the model's first training forward (the
 top module's, with the arguments the script passed), the torch calls the script makes
 on its outputs until ``backward`` (the loss: ``criterion(out, y)``, ``logits.view(-1,
-V)``, ``loss / accumulation``; recorded by a torch function mode that is on only
-between the forward's end and backward), the number of backward calls before the
-optimizer step (gradient accumulation), and the optimizer. Only shapes, dtypes and the
-functions called are kept, never data. The forecast itself (``quickdev.forecast``) runs
+V)``, ``loss / accumulation``; recorded by a torch function mode that is on only from
+that forward's start until backward), the values the step read from its tensors
+(``bool(mask.all())``), the number of backward calls before the optimizer step (gradient
+accumulation), and the optimizer. Only shapes, dtypes, those read values and the
+functions called are kept, never tensor data. The forecast itself (``quickdev.forecast``) runs
 when the script has ended, so it costs the script's run nothing.
 """
 
@@ -31,6 +32,7 @@ from torch.utils import _pytree as pytree
 from quickdev.events import BaseObserver, EventHub
 from quickdev.forecast.devices import AUTO, DeviceChoice, parse_devices
 from quickdev.forecast.forecast import make_forecast
+from quickdev.forecast.reads import MAX_READS, read_name
 from quickdev.forecast.step import (
     Backward,
     Call,
@@ -96,7 +98,8 @@ class StepCapture(BaseObserver):
         self.training: dict[nn.Module, bool] = {}
         self._names: dict[int, str] = {}
         self._tracked: dict[int, tuple[int, weakref.ref[torch.Tensor]]] = {}
-        self._mode: _LossRecorder | None = None
+        self._mode: _StepRecorder | None = None
+        self.reads: list[tuple[str, Any]] = []
         self._in_forward = 0
         self._next_ref = 0
 
@@ -114,9 +117,13 @@ class StepCapture(BaseObserver):
         self.model = module
         module.register_forward_pre_hook(self._before_forward)
         module.register_forward_hook(self._after_forward, with_kwargs=True)
+        # This forward found the module: its pre-hooks were read before ours was added.
+        self._before_forward(module, ())
 
     def _before_forward(self, module: nn.Module, args: Any) -> None:
         self._in_forward += 1
+        if self.state == "waiting" and self._training(module):
+            self._start(module)
         # Hand-written SGD (no optimizer, as limits/steps.py tells steps): the next step
         # begins. With an optimizer, a forward after backward is the next micro-step.
         if (
@@ -128,14 +135,11 @@ class StepCapture(BaseObserver):
             self._captured(None)
 
     def _after_forward(self, module: nn.Module, args: Any, kwargs: Any, output: Any) -> None:
-        # The forward that found the top module ran no pre-hook of ours.
         self._in_forward = max(self._in_forward - 1, 0)
-        if not self._training(module) or self.state not in ("waiting", "recording"):
+        if not self._training(module) or self.state != "recording":
             return
-        if self.state == "recording" and self._backward_seen():
+        if self._backward_seen():
             return  # a later micro-step of gradient accumulation
-        if self.state == "waiting":
-            self._start(module)
         self.events.append(
             Forward(
                 args=self._describe(args),
@@ -152,7 +156,7 @@ class StepCapture(BaseObserver):
         self.training = {m: m.training for m in module.modules()}
         if self._autocast_on():
             self.autocast_dtype = torch.get_autocast_dtype(self.device.type)
-        self._mode = _LossRecorder(self)
+        self._mode = _StepRecorder(self)
         self._mode.__enter__()  # type: ignore[no-untyped-call]
 
     def _training(self, module: nn.Module) -> bool:
@@ -205,6 +209,10 @@ class StepCapture(BaseObserver):
             return
         described = (self._describe(args), self._describe(kwargs))
         self.events.append(Call(func, *described, self._track(out), self._autocast_on()))
+
+    def read(self, name: str, value: Any) -> None:
+        if len(self.reads) < MAX_READS:
+            self.reads.append((name, value))
 
     def _inert(self) -> None:
         if self._mode is not None:
@@ -269,6 +277,7 @@ class StepCapture(BaseObserver):
             autocast_dtype=self.autocast_dtype,
             batch_size=batch_size_of(self._inputs(), reads_seq_first(self.model)),
             loss_note=self.loss_note,
+            reads=self.reads,
         )
         try:
             with self.recorder.pause(), self._as_trained():
@@ -309,9 +318,10 @@ class StepCapture(BaseObserver):
         return label
 
 
-class _LossRecorder(TorchFunctionMode):
-    """On from the end of the first training forward until backward: records the calls
-    made on the step's tensors. Calls inside a forward of the model are not the loss's."""
+class _StepRecorder(TorchFunctionMode):
+    """On from the start of the first training forward until backward: records the values
+    read from tensors, and the calls made on the step's tensors outside the model's
+    forwards (the loss's)."""
 
     def __init__(self, capture: StepCapture) -> None:
         super().__init__()
@@ -320,7 +330,14 @@ class _LossRecorder(TorchFunctionMode):
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
-        if self.inert or self.capture._in_forward:
+        if self.inert:
+            return func(*args, **kwargs)
+        name = read_name(func)
+        if name is not None:
+            out = func(*args, **kwargs)
+            self.capture.read(name, out)
+            return out
+        if self.capture._in_forward:
             return func(*args, **kwargs)
         # Tensor.backward or torch.autograd.backward; by name, as the job's own loss
         # recording replaces Tensor.backward on the class.
