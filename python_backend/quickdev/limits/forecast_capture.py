@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 from torch.optim import Optimizer
 from torch.optim.optimizer import (
     register_optimizer_step_post_hook,
@@ -151,8 +152,8 @@ class StepCapture(BaseObserver):
 
     def _start(self, module: nn.Module) -> None:
         self.state = "recording"
-        self._names = {id(t): n for n, t in module.named_parameters()}
-        self._names |= {id(t): n for n, t in module.named_buffers()}
+        self._names = {id(t): n for n, t in _replayed(module).named_parameters()}
+        self._names |= {id(t): n for n, t in _replayed(module).named_buffers()}
         self.training = {m: m.training for m in module.modules()}
         if self._autocast_on():
             self.autocast_dtype = torch.get_autocast_dtype(self.device.type)
@@ -270,7 +271,7 @@ class StepCapture(BaseObserver):
                 error="no training step of the model ran, and the forecast replays the first one"
             )
         recipe = StepRecipe(
-            model=self.model,
+            model=_replayed(self.model),
             optimizer=self.optimizer,
             events=self.events,
             backwards=max(self.backwards, 1),
@@ -316,6 +317,15 @@ class StepCapture(BaseObserver):
             asked = self.autocast_asked() or str(self.autocast_dtype).removeprefix("torch.")
             label += f", autocast {asked}"
         return label
+
+
+def _replayed(module: nn.Module) -> nn.Module:
+    """The module whose forward is replayed: DistributedDataParallel's own forward talks to
+    the other ranks, so the module it wraps is replayed instead."""
+    if isinstance(module, DistributedDataParallel):
+        wrapped: nn.Module = module.module
+        return wrapped
+    return module
 
 
 class _StepRecorder(TorchFunctionMode):
