@@ -18,6 +18,8 @@ from quickdev.rundir.result import JobResult
 from torch import nn
 from torch.nn import functional as F
 
+from tests.support.paths import EXAMPLES
+
 
 def _run(train: Callable[[], None], tmp_path: Path, batches: int = 2) -> JobResult:
     result = quickdev.run(train, batches, memory_forecast="24", runs_dir=tmp_path / "runs")
@@ -141,18 +143,26 @@ IDIOMS = Path(__file__).resolve().parent.parent / "job" / "idioms"
 
 
 @pytest.mark.parametrize(
-    ("script", "flags", "batch_size"),
+    ("folder", "script", "flags", "batch_size"),
     [
-        ("word_lm.py", [], 20),  # hand-made (time, batch) batches, hand-written SGD, LSTM
-        ("gpt_loop.py", ["--eval-forwards", "400"], 8),  # nanoGPT's loop in small
-        ("hf_trainer.py", [], 4),  # Hugging Face Trainer
+        (IDIOMS, "word_lm.py", [], 20),  # hand-made (time, batch) batches, manual SGD, LSTM
+        (IDIOMS, "gpt_loop.py", ["--eval-forwards", "400"], 8),  # nanoGPT's loop in small
+        (IDIOMS, "hf_trainer.py", [], 4),  # Hugging Face Trainer
+        (IDIOMS, "accelerate_loop.py", [], 16),  # accelerate's prepared model and optimizer
+        # Lightning: the optimizer's step runs the training step in its closure.
+        (EXAMPLES, "lightning_module.py", [], 32),
     ],
 )
 def test_unmodified_scripts_print_and_record_a_forecast(
-    run_quickdev: Any, tmp_path: Path, script: str, flags: list[str], batch_size: int
+    run_quickdev: Any,
+    tmp_path: Path,
+    folder: Path,
+    script: str,
+    flags: list[str],
+    batch_size: int,
 ) -> None:
     project = tmp_path / "project"
-    shutil.copytree(IDIOMS, project)
+    shutil.copytree(folder, project)
     run = run_quickdev(
         "--runs-dir",
         str(tmp_path / "runs"),

@@ -13,7 +13,7 @@ from typing import Any
 from torch.overrides import TorchFunctionMode
 
 # Tensor methods that turn a value into Python: bool(t), int(t), t.item(), f"{t:.3f}", ...
-READS = frozenset({"item", "__bool__", "__int__", "__float__", "__index__", "tolist", "__format__"})
+READS = frozenset({"item", "__bool__", "__int__", "__float__", "__index__", "__format__"})
 # Reads a recording keeps (a loop of them would be data, not control flow).
 MAX_READS = 1000
 

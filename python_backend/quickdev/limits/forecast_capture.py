@@ -103,6 +103,7 @@ class StepCapture(BaseObserver):
         self.reads: list[tuple[str, Any]] = []
         self._in_forward = 0
         self._next_ref = 0
+        self._hooks: list[Any] = []
 
     def install(self, patcher: Patcher) -> None:
         # Before the steps' own hooks, which may end the job at this very step.
@@ -110,19 +111,28 @@ class StepCapture(BaseObserver):
             handle = register(lambda optimizer, args, kwargs: self._optimizer_step(optimizer))
             patcher.on_undo(handle.remove)
         patcher.on_undo(self._stop_recording)
+        patcher.on_undo(self._unhook)
 
     def watch(self, module: nn.Module) -> None:
         """The top module is known (``limits/steps.py``): watch its forwards."""
         if self.model is not None:
             return
         self.model = module
-        module.register_forward_pre_hook(self._before_forward)
-        module.register_forward_hook(self._after_forward, with_kwargs=True)
+        self._hooks = [
+            module.register_forward_pre_hook(self._before_forward),
+            module.register_forward_hook(self._after_forward, with_kwargs=True),
+        ]
         # This forward found the module: its pre-hooks were read before ours was added.
         self._before_forward(module, ())
 
+    def _unhook(self) -> None:
+        while self._hooks:
+            self._hooks.pop().remove()
+
     def _before_forward(self, module: nn.Module, args: Any) -> None:
         self._in_forward += 1
+        if self._mode is not None and self._mode.inert:
+            self._stop_recording()  # done: every torch call the script makes goes through it
         if self.state == "waiting" and self._training(module):
             self._start(module)
         # Hand-written SGD (no optimizer, as limits/steps.py tells steps): the next step
@@ -141,6 +151,9 @@ class StepCapture(BaseObserver):
             return
         if self._backward_seen():
             return  # a later micro-step of gradient accumulation
+        if len(self.events) >= MAX_RECORDED_CALLS:
+            self._inert()  # forwards without a backward: no training step to forecast
+            return
         self.events.append(
             Forward(
                 args=self._describe(args),
