@@ -206,3 +206,17 @@ def test_values_the_forward_reads_are_answered_as_in_the_real_step(tmp_path: Pat
     assert forecast.batch_size == 8  # (time, batch, features): batch_first is off
     assert forecast.loss.startswith("replayed")
     assert [m.name for m in forecast.modules] == ["layers.0", "layers.1"]
+
+
+def test_backward_with_a_gradient_of_the_outputs_size_replays(tmp_path: Path) -> None:
+    def train() -> None:
+        model = _mlp()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(2):
+            out = model(torch.randn(64, 256, device="cuda"))
+            out.backward(torch.ones_like(out))  # no scalar loss: the gradient is given
+            optimizer.step()
+            optimizer.zero_grad()
+
+    forecast = _run(train, tmp_path).memory_forecast
+    assert forecast is not None and forecast.loss.startswith("replayed")

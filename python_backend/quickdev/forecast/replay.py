@@ -122,7 +122,10 @@ class _Runner:
         for event in self.recipe.events:
             if isinstance(event, Backward):
                 self.tracker.phase = "backward"
-                torch.autograd.backward(made[event.of.index])
+                loss = made[event.of.index]
+                # out.backward(gradient): a gradient of the output's size, as the script gave.
+                gradient = None if loss.numel() == 1 else torch.ones_like(loss)
+                torch.autograd.backward(loss, gradient)
                 return True
             self.tracker.phase = "forward" if isinstance(event, Forward) else "loss"
             try:
