@@ -7,12 +7,21 @@ export const record = (value: unknown): Json | undefined =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
 export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 export const text = (value: unknown): string | undefined =>
-  typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : undefined;
+  typeof value === "string"
+    ? value
+    : typeof value === "number" || typeof value === "boolean"
+      ? String(value)
+      : undefined;
 export const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
 export const positive = (value: unknown): value is number => finite(value) && value > 0;
 
 export function escapeHtml(value: string): string {
-  return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  return value
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
 }
 
 export function rows(pairs: readonly [string, string | undefined][]): string {

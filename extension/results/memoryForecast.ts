@@ -41,7 +41,9 @@ export function memoryBar(categories: Json, width = 480, height = 18): string {
     return rect;
   });
   const described = parts.map(([name, bytes]) => `${label(name)} ${size(bytes)}`).join(", ");
-  const legend = parts.map(([name, bytes]) => `<span class="${name}"></span>${escapeHtml(`${label(name)} ${size(bytes)}`)}`).join("");
+  const legend = parts
+    .map(([name, bytes]) => `<span class="${name}"></span>${escapeHtml(`${label(name)} ${size(bytes)}`)}`)
+    .join("");
   return (
     `<svg class="memory" role="img" aria-label="${escapeHtml(`at the peak: ${described}`)}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">${rects.join("")}</svg>` +
     `<p class="legend">${legend}</p>`
@@ -68,7 +70,9 @@ function modules(forecast: Json): string {
     if (!module || !name) {
       return [];
     }
-    return [[name, size(module.parameters), size(module.gradients), size(module.optimizer_state), size(module.activations)]];
+    return [
+      [name, size(module.parameters), size(module.gradients), size(module.optimizer_state), size(module.activations)],
+    ];
   });
   return table(["module", "parameters", "gradients", "optimizer state", "activations"], body);
 }

@@ -11,7 +11,8 @@ export { escapeHtml, finite, list, positive, record, rows, table, text } from ".
 
 /** A run's duration and peak memory as both pages show them; undefined when not a number. */
 export const seconds = (value: unknown): string | undefined => (finite(value) ? `${value.toFixed(1)} s` : undefined);
-export const megabytes = (value: unknown): string | undefined => (positive(value) ? `${value.toFixed(0)} MB` : undefined);
+export const megabytes = (value: unknown): string | undefined =>
+  positive(value) ? `${value.toFixed(0)} MB` : undefined;
 
 /** Inline SVG of `values` (finite ones), scaled to the box; empty when fewer than two. */
 export function sparkline(values: readonly unknown[], width = 320, height = 48): string {
@@ -24,7 +25,10 @@ export function sparkline(values: readonly unknown[], width = 320, height = 48):
   const span = high - low || 1;
   const step = width / (points.length - 1);
   const coordinates = points
-    .map((value, index) => `${(index * step).toFixed(1)},${(height - 2 - ((value - low) / span) * (height - 4)).toFixed(1)}`)
+    .map(
+      (value, index) =>
+        `${(index * step).toFixed(1)},${(height - 2 - ((value - low) / span) * (height - 4)).toFixed(1)}`,
+    )
     .join(" ");
   const label = `loss from ${points[0]?.toPrecision(4)} to ${points[points.length - 1]?.toPrecision(4)} over ${points.length} steps`;
   return (
@@ -41,7 +45,14 @@ function loaders(result: Json): string {
       return [];
     }
     const signature = text(loader.batch_signature) ?? "";
-    return [[text(loader.origin) ?? "?", text(loader.passes) ?? "0", text(loader.batches) ?? "0", signature + (loader.nonfinite === true ? " NaN/Inf" : "")]];
+    return [
+      [
+        text(loader.origin) ?? "?",
+        text(loader.passes) ?? "0",
+        text(loader.batches) ?? "0",
+        signature + (loader.nonfinite === true ? " NaN/Inf" : ""),
+      ],
+    ];
   });
   return table(["created at", "passes", "batches", "batch"], body);
 }
@@ -84,7 +95,12 @@ function changeList(changes: readonly string[]): string {
  * run summary's lines on what the job changed, worded as in the terminal; `memoryLine`: its memory
  * forecast's one line.
  */
-export function resultHtml(result: unknown, nonce: string, changes: readonly string[] = [], memoryLine?: string): string {
+export function resultHtml(
+  result: unknown,
+  nonce: string,
+  changes: readonly string[] = [],
+  memoryLine?: string,
+): string {
   const data = record(result) ?? {};
   const error = record(data.error);
   const losses = list(data.losses);

@@ -10,7 +10,6 @@ from __future__ import annotations
 import atexit
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 
@@ -23,6 +22,7 @@ from quickdev.server.commands import CommandError, problem
 from quickdev.server.diagnostics import FailureDiagnostics
 from quickdev.server.jobs import JobManager, Launcher, launch_cold
 from quickdev.server.lenses import client_refreshes_lenses
+from quickdev.server.protocol import RunSummary
 from quickdev.server.run_state import Run
 from quickdev.server.run_summary import run_summary
 from quickdev.server.types import Key
@@ -65,7 +65,7 @@ class Runs:
                     )
                 )
 
-    def noted(self, *summaries: dict[str, Any]) -> None:
+    def noted(self, *summaries: RunSummary) -> None:
         """A memory forecast newer than the script's lens shows: the lenses are asked again."""
         newer = [self.ls.state.forecasts.note(summary) for summary in summaries]
         if any(newer) and client_refreshes_lenses(self.ls):

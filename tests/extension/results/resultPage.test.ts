@@ -5,9 +5,23 @@ import { test } from "node:test";
 import { resultHtml, sparkline } from "../../../extension/results/resultPage";
 
 // A result.json of today's schema (a Python test checks the file against the job's types).
-const FIXTURE = path.join(__dirname, "..", "..", "..", "..", "tests", "extension", "results", "fixtures", "result.json");
+const FIXTURE = path.join(
+  __dirname,
+  "..",
+  "..",
+  "..",
+  "..",
+  "tests",
+  "extension",
+  "results",
+  "fixtures",
+  "result.json",
+);
 const RESULT = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<string, unknown>;
-const CHANGES = ["one epoch: --epochs set to 1 (pass it explicitly to keep your value)", "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)"];
+const CHANGES = [
+  "one epoch: --epochs set to 1 (pass it explicitly to keep your value)",
+  "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)",
+];
 
 test("the result page shows what a person looks for, not JSON", () => {
   const page = resultHtml(RESULT, "abc", CHANGES);
@@ -45,9 +59,17 @@ test("the memory forecast shows as a bar by category, where it peaks, the device
   // The bar: one rectangle per category, as wide as its share, labelled for a screen reader.
   const bar = /<svg class="memory" role="img" aria-label="([^"]*)"[^>]*>(.*?)<\/svg>/.exec(page);
   assert.ok(bar, "no memory bar");
-  assert.equal(bar[1], "at the peak: parameters 474 MB, gradients 474 MB, optimizer state 948 MB, activations 8.8 GB, temporaries 580 MB");
-  const widths = [...bar[2].matchAll(/<rect class="(\w+)" x="[\d.]+" y="0" width="([\d.]+)"/g)].map((m) => [m[1], Number(m[2])] as const);
-  assert.deepEqual(widths.map(([name]) => name), ["parameters", "gradients", "optimizer_state", "activations", "temporaries"]);
+  assert.equal(
+    bar[1],
+    "at the peak: parameters 474 MB, gradients 474 MB, optimizer state 948 MB, activations 8.8 GB, temporaries 580 MB",
+  );
+  const widths = [...bar[2].matchAll(/<rect class="(\w+)" x="[\d.]+" y="0" width="([\d.]+)"/g)].map(
+    (m) => [m[1], Number(m[2])] as const,
+  );
+  assert.deepEqual(
+    widths.map(([name]) => name),
+    ["parameters", "gradients", "optimizer_state", "activations", "temporaries"],
+  );
   const activations = widths.find(([name]) => name === "activations")?.[1] ?? 0;
   assert.ok(activations > 0.7 * 480 && activations < 0.85 * 480, String(activations));
   for (const shown of [
@@ -59,7 +81,10 @@ test("the memory forecast shows as a bar by category, where it peaks, the device
     assert.ok(page.includes(shown), `the page lacks ${shown}`);
   }
   // No forecast: the reason, in one line; an odd shape renders nothing of it.
-  const none = resultHtml({ ...RESULT, memory_forecast: { peak: null, error: "no training step of the model ran" } }, "n");
+  const none = resultHtml(
+    { ...RESULT, memory_forecast: { peak: null, error: "no training step of the model ran" } },
+    "n",
+  );
   assert.ok(none.includes("No forecast: no training step of the model ran"));
   for (const odd of [7, [1], { peak: "big" }, { peak: 5, categories: [1], fits: "x", modules: [null, 3] }]) {
     assert.match(resultHtml({ ...RESULT, memory_forecast: odd }, "n"), /<h1>Run /);
@@ -73,11 +98,23 @@ test("the page runs no script: its CSP allows only its own style", () => {
 });
 
 test("values from the file are escaped, and a file of any shape still renders", () => {
-  const page = resultHtml({ ...RESULT, script: '<img src=x onerror="alert(1)">', error: { type: "ValueError", message: "<b>bad</b>", file: "/w/t.py", line: 3 } }, "n");
+  const page = resultHtml(
+    {
+      ...RESULT,
+      script: '<img src=x onerror="alert(1)">',
+      error: { type: "ValueError", message: "<b>bad</b>", file: "/w/t.py", line: 3 },
+    },
+    "n",
+  );
   assert.ok(!page.includes("<img"));
   assert.ok(page.includes("ValueError: &lt;b&gt;bad&lt;/b&gt;"));
   assert.ok(page.includes("at /w/t.py:3"));
-  for (const odd of [null, [1, 2], "text", { losses: "many", loaders: [3, null], outputs: [null, 4], device: { remaps: [1] } }]) {
+  for (const odd of [
+    null,
+    [1, 2],
+    "text",
+    { losses: "many", loaders: [3, null], outputs: [null, 4], device: { remaps: [1] } },
+  ]) {
     assert.match(resultHtml(odd, "n"), /<h1>Run /);
   }
   assert.ok(resultHtml(RESULT, "n", ["<b>x</b>"]).includes("<li>&lt;b&gt;x&lt;/b&gt;</li>"));
