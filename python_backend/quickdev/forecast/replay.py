@@ -70,6 +70,7 @@ def replay(
             _warm_up(optimizer)
         tracker = StepTracker(type(recipe.model).__name__)
         tracker.track_external(recipe.model, *([optimizer] if optimizer else []))
+        buckets = _gradient_buckets(recipe.gradient_buckets, device, tracker)
         runner = _Runner(recipe, device, batch_size, tracker)
         with tracker:
             loss_replayed = runner.run(micro_steps=min(recipe.backwards, 2))
@@ -77,6 +78,7 @@ def replay(
                 tracker.phase = "optimizer step"
                 optimizer.step()
         modules = module_figures(recipe.model, optimizer, tracker) if detail else []
+        del buckets
         return Measurement(
             batch_size=batch_size,
             peak_allocated=tracker.allocator.peak_allocated,
@@ -244,6 +246,17 @@ def _fake_parameters(model: nn.Module, device: torch.device) -> Iterator[dict[in
     finally:
         for table, name, tensor in reversed(swapped):
             table[name] = tensor
+
+
+def _gradient_buckets(
+    sizes: list[int], device: torch.device, tracker: StepTracker
+) -> list[torch.Tensor]:
+    """DDP's gradient buckets, there through the whole step as in the real one (its reducer
+    makes them with the model), counted as gradients."""
+    buckets = [torch.empty(size, dtype=torch.uint8, device=device) for size in sizes]
+    for bucket in buckets:
+        tracker.track_gradients(bucket)
+    return buckets
 
 
 def _fake_optimizer(optimizer: Optimizer, fakes: dict[int, torch.Tensor]) -> Optimizer:

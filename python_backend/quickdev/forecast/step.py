@@ -86,6 +86,8 @@ class StepRecipe:
     loss_note: str | None = None
     # What the real step read from its tensors, in order (forecast/reads.py).
     reads: list[tuple[str, Any]] = field(default_factory=list)
+    # Bytes of each gradient bucket DDP keeps beside the gradients (forecast/ddp.py).
+    gradient_buckets: list[int] = field(default_factory=list)
 
     @property
     def forwards(self) -> list[Forward]:

@@ -82,6 +82,10 @@ class StepTracker(MemTracker):  # type: ignore[no-untyped-call]
         stats.snapshots.setdefault(_ModState.PEAK_FW, []).append(snapshot)
         stats.snapshots.setdefault(_ModState.PRE_FW, []).append(self.get_tracker_snapshot())
 
+    def track_gradients(self, tensor: Any) -> None:
+        """A tensor made outside the step that holds gradients (DDP's buckets)."""
+        self._update_and_maybe_create_winfos(tensor, _MemRefType.GRAD)
+
     def _track(self, reftype: Any, t: Any) -> None:
         # The optimizer's state exists before the measured step (a warm-up step made it):
         # what its step allocates is scratch, not state. State it adds is re-labelled by

@@ -21,7 +21,6 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.nn.parallel import DistributedDataParallel
 from torch.optim import Optimizer
 from torch.optim.optimizer import (
     register_optimizer_step_post_hook,
@@ -31,6 +30,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
 
 from quickdev.events import BaseObserver, EventHub
+from quickdev.forecast.ddp import gradient_buckets, replayed_module
 from quickdev.forecast.devices import AUTO, DeviceChoice, parse_devices
 from quickdev.forecast.forecast import make_forecast
 from quickdev.forecast.reads import MAX_READS, read_name
@@ -165,8 +165,8 @@ class StepCapture(BaseObserver):
 
     def _start(self, module: nn.Module) -> None:
         self.state = "recording"
-        self._names = {id(t): n for n, t in _replayed(module).named_parameters()}
-        self._names |= {id(t): n for n, t in _replayed(module).named_buffers()}
+        self._names = {id(t): n for n, t in replayed_module(module).named_parameters()}
+        self._names |= {id(t): n for n, t in replayed_module(module).named_buffers()}
         self.training = {m: m.training for m in module.modules()}
         if self._autocast_on():
             self.autocast_dtype = torch.get_autocast_dtype(self.device.type)
@@ -284,7 +284,7 @@ class StepCapture(BaseObserver):
                 error="no training step of the model ran, and the forecast replays the first one"
             )
         recipe = StepRecipe(
-            model=_replayed(self.model),
+            model=replayed_module(self.model),
             optimizer=self.optimizer,
             events=self.events,
             backwards=max(self.backwards, 1),
@@ -292,6 +292,7 @@ class StepCapture(BaseObserver):
             batch_size=batch_size_of(self._inputs(), reads_seq_first(self.model)),
             loss_note=self.loss_note,
             reads=self.reads,
+            gradient_buckets=gradient_buckets(self.model),
         )
         try:
             with self.recorder.pause(), self._as_trained():
@@ -330,15 +331,6 @@ class StepCapture(BaseObserver):
             asked = self.autocast_asked() or str(self.autocast_dtype).removeprefix("torch.")
             label += f", autocast {asked}"
         return label
-
-
-def _replayed(module: nn.Module) -> nn.Module:
-    """The module whose forward is replayed: DistributedDataParallel's own forward talks to
-    the other ranks, so the module it wraps is replayed instead."""
-    if isinstance(module, DistributedDataParallel):
-        wrapped: nn.Module = module.module
-        return wrapped
-    return module
 
 
 class _StepRecorder(TorchFunctionMode):
