@@ -194,6 +194,33 @@ def test_no_training_step_gives_a_one_line_reason(tmp_path: Path) -> None:
     assert forecast.error and "no training step" in forecast.error
 
 
+def test_a_budget_that_ends_the_job_before_training_is_named(tmp_path: Path) -> None:
+    """nanoGPT evaluates for eval_iters batches before its first step: the job's budget on
+    evaluation forwards ends it there, and the forecast says so."""
+
+    def evaluate_then_train() -> None:
+        model = models.mlp(16, 2).cuda()
+        optimizer = torch.optim.AdamW(model.parameters())
+        with torch.no_grad():
+            for _ in range(200):
+                model(torch.randn(4, 16, device="cuda"))
+        model(torch.randn(4, 16, device="cuda")).sum().backward()
+        optimizer.step()
+
+    result = quickdev.run(evaluate_then_train, memory_forecast="24", runs_dir=tmp_path / "runs")
+    assert (result.status, result.stop_reason, result.optimizer_steps) == (
+        "stopped",
+        "eval_forwards",
+        0,
+    )
+    forecast = result.memory_forecast
+    assert forecast is not None and forecast.peak is None
+    assert forecast.error == (
+        "no training step of the model ran before the job stopped (eval_forwards), "
+        "and the forecast replays the first one"
+    )
+
+
 def test_this_machines_absence_of_cuda_means_the_default_sizes(tmp_path: Path) -> None:
     forecast = forecast_of(models.mlp_training(8, 64, 2), tmp_path, "auto")
     assert [f.device for f in forecast.fits] == ["24 GB", "40 GB", "80 GB"]

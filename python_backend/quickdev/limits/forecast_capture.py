@@ -276,12 +276,17 @@ class StepCapture(BaseObserver):
             self._captured(None)
 
     def on_result(self, result: JobResult) -> None:
-        result.memory_forecast = self.forecast()
+        stopped = result.stop_reason if result.status == "stopped" else None
+        result.memory_forecast = self.forecast(stopped)
 
-    def forecast(self) -> MemoryForecast:
+    def forecast(self, stopped: str | None = None) -> MemoryForecast:
         if self.state != "captured" or self.model is None:
+            # A budget that ended the job first (an evaluation before training) is named:
+            # the job's stop line says how to lift it.
+            before = f" before the job stopped ({stopped})" if stopped else ""
             return MemoryForecast(
-                error="no training step of the model ran, and the forecast replays the first one"
+                error=f"no training step of the model ran{before}, and the forecast "
+                "replays the first one"
             )
         recipe = StepRecipe(
             model=replayed_module(self.model),
