@@ -100,6 +100,10 @@ export function registerCommands(
       lensHandler((lens) => debugScript(lensJob(lens))),
     ),
     register(
+      LENS_COMMANDS.memoryForecast,
+      lensHandler((lens) => jobs.run("run", { ...lensJob(lens), memoryForecast: "auto" })),
+    ),
+    register(
       LENS_COMMANDS.debugStep,
       lensHandler(({ script, file, line }) =>
         debugScript({ script }, line === undefined ? undefined : { file: file ?? script, line }),

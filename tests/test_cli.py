@@ -22,6 +22,7 @@ def quickdev(*args: str) -> subprocess.CompletedProcess[str]:
         (["run", "--batches", "two", "train.py"], "whole number"),
         (["run", "--wait-for-client", "train.py"], "--wait-for-client needs --listen"),
         (["run", "--listen", "host:port", "train.py"], "[HOST:]PORT"),
+        (["run", "--memory-forecast", "24TB", "train.py"], "not a size in GB (24, 40GB)"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: list[str], expected: str) -> None:
@@ -41,3 +42,15 @@ def test_what_follows_the_script_is_the_scripts_as_with_python(tmp_path: Path) -
     )
     assert proc.returncode == 0, proc.stderr
     assert "ARGV ['config/x.py', '--batches=9']" in proc.stdout
+
+
+def test_memory_forecast_before_the_script_leaves_the_script_the_script(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import sys\nprint('ARGV', sys.argv[1:])\n")
+    proc = quickdev(
+        "run", "--runs-dir", str(tmp_path / "runs"), "--memory-forecast", str(script), "--x"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ARGV ['--x']" in proc.stdout
+    # No training step: the summary says why there is no forecast, in one line.
+    assert "memory forecast: none (no training step of the model ran" in proc.stderr

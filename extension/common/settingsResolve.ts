@@ -7,6 +7,8 @@ export interface LensSettings {
   debug: boolean;
   profile: boolean;
   step: boolean;
+  /** The memory forecast lens above an entry point. */
+  memory: boolean;
 }
 
 /** The `quickdev.*` settings; defaults live only in package.json. */
@@ -22,6 +24,8 @@ export interface QuickdevSettings {
   runsMaxSizeMb: number;
   /** Jobs fork from a warm process that has done their imports. */
   warmStart: boolean;
+  /** What a memory forecast is compared with where the job's machine has no GPU. */
+  memoryForecastDevices: string[];
   lenses: LensSettings;
 }
 
@@ -39,8 +43,9 @@ export const SERVER_SETTINGS = {
   runsKeep: "integer",
   runsMaxSizeMb: "integer",
   warmStart: "boolean",
+  memoryForecastDevices: "array",
   lenses: "object",
-} as const satisfies Record<keyof QuickdevSettings, "string" | "integer" | "boolean" | "object">;
+} as const satisfies Record<keyof QuickdevSettings, "string" | "integer" | "boolean" | "array" | "object">;
 
 export const SETTING_KEYS = Object.keys(SERVER_SETTINGS) as (keyof QuickdevSettings)[];
 

@@ -4,6 +4,11 @@ import { type Environment, mergeEnvironment } from "../common/environment";
 import type { JobMode, StartJobArgs } from "../server/protocol";
 import type { QuickdevConfiguration } from "./configuration";
 
+/** `"memoryForecast": true` asks for this machine's GPU (else the setting's devices); false or absent, none. */
+export function forecastDevices(value: boolean | string | undefined): string | undefined {
+  return value === true ? "auto" : typeof value === "string" ? value : undefined;
+}
+
 /** `mode` wins; `"profile": true` stands for `"mode": "profile"`; a launch debugs by default. */
 export function launchMode(config: QuickdevConfiguration): JobMode {
   return config.mode ?? (config.profile ? "profile" : "debug");
@@ -43,6 +48,7 @@ export function startJobArgs(config: QuickdevConfiguration, fileEnv: Environment
     timeout: config.timeout,
     device: config.device,
     nproc: config.nproc,
+    memoryForecast: forecastDevices(config.memoryForecast),
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined && value !== "") {

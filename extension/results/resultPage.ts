@@ -5,32 +5,15 @@
 // result.json as the job wrote it, of whatever shape: every field is checked before use and
 // anything unexpected is left out.
 
-type Json = Record<string, unknown>;
+import { type Json, escapeHtml, finite, list, positive, record, rows, section, table, text } from "./html";
+import { memoryForecast } from "./memoryForecast";
 
-export const record = (value: unknown): Json | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
-export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-export const text = (value: unknown): string | undefined =>
-  typeof value === "string"
-    ? value
-    : typeof value === "number" || typeof value === "boolean"
-      ? String(value)
-      : undefined;
-export const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
-export const positive = (value: unknown): value is number => finite(value) && value > 0;
+export { escapeHtml, finite, list, positive, record, rows, table, text } from "./html";
+
 /** A run's duration and peak memory as both pages show them; undefined when not a number. */
 export const seconds = (value: unknown): string | undefined => (finite(value) ? `${value.toFixed(1)} s` : undefined);
 export const megabytes = (value: unknown): string | undefined =>
   positive(value) ? `${value.toFixed(0)} MB` : undefined;
-
-export function escapeHtml(value: string): string {
-  return value
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&#39;");
-}
 
 /** Inline SVG of `values` (finite ones), scaled to the box; empty when fewer than two. */
 export function sparkline(values: readonly unknown[], width = 320, height = 48): string {
@@ -53,26 +36,6 @@ export function sparkline(values: readonly unknown[], width = 320, height = 48):
     `<svg class="sparkline" role="img" aria-label="${escapeHtml(label)}" width="${width}" height="${height}" ` +
     `viewBox="0 0 ${width} ${height}"><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="${coordinates}"/></svg>`
   );
-}
-
-export function rows(pairs: readonly [string, string | undefined][]): string {
-  return pairs
-    .filter((pair): pair is [string, string] => pair[1] !== undefined && pair[1] !== "")
-    .map(([name, value]) => `<tr><th>${escapeHtml(name)}</th><td>${escapeHtml(value)}</td></tr>`)
-    .join("");
-}
-
-export function table(headers: readonly string[], body: readonly (readonly string[])[]): string {
-  if (!body.length) {
-    return "";
-  }
-  const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join("");
-  const lines = body.map((cells) => `<tr>${cells.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`).join("");
-  return `<table class="grid"><thead><tr>${head}</tr></thead><tbody>${lines}</tbody></table>`;
-}
-
-function section(title: string, content: string): string {
-  return content ? `<h2>${escapeHtml(title)}</h2>${content}` : "";
 }
 
 function loaders(result: Json): string {
@@ -150,9 +113,15 @@ function changeList(changes: readonly string[]): string {
 
 /**
  * The page for one run (result.json as written); `nonce` fresh for each page. `changes`: the
- * run summary's lines on what the job changed, worded as in the terminal.
+ * run summary's lines on what the job changed, worded as in the terminal; `memoryLine`: its memory
+ * forecast's one line.
  */
-export function resultHtml(result: unknown, nonce: string, changes: readonly string[] = []): string {
+export function resultHtml(
+  result: unknown,
+  nonce: string,
+  changes: readonly string[] = [],
+  memoryLine?: string,
+): string {
   const data = record(result) ?? {};
   const error = record(data.error);
   const losses = list(data.losses);
@@ -179,6 +148,7 @@ export function resultHtml(result: unknown, nonce: string, changes: readonly str
 ${failure}
 ${section("What Quickdev changed", changeList(changes))}
 ${section("Phases that ran", phases(data))}
+${section("GPU memory forecast", memoryForecast(data.memory_forecast, memoryLine))}
 ${section("Loss", sparkline(losses))}
 ${section("Loaders", loaders(data))}
 ${section("Outputs kept", outputs(data))}
@@ -203,6 +173,12 @@ table.grid { border-collapse: collapse; }
 table.grid td, table.grid th { border-bottom: 1px solid var(--vscode-panel-border); padding: 3px 1em 3px 0; }
 .error { color: var(--vscode-errorForeground); white-space: pre-wrap; }
 .sparkline { color: var(--vscode-charts-blue); }
+.memory rect.parameters, .legend .parameters { fill: var(--vscode-charts-blue); background: var(--vscode-charts-blue); }
+.memory rect.gradients, .legend .gradients { fill: var(--vscode-charts-purple); background: var(--vscode-charts-purple); }
+.memory rect.optimizer_state, .legend .optimizer_state { fill: var(--vscode-charts-orange); background: var(--vscode-charts-orange); }
+.memory rect.activations, .legend .activations { fill: var(--vscode-charts-green); background: var(--vscode-charts-green); }
+.memory rect.temporaries, .legend .temporaries { fill: var(--vscode-charts-yellow); background: var(--vscode-charts-yellow); }
+.legend span { display: inline-block; width: 0.8em; height: 0.8em; margin: 0 0.3em 0 1em; }
 </style>
 </head>
 <body>

@@ -33,7 +33,12 @@ export class ResultPanels implements vscode.Disposable {
       this.panels.set(run.runId, panel);
       panel.onDidDispose(() => this.panels.delete(run.runId));
     }
-    panel.webview.html = resultHtml(answer.result, randomBytes(16).toString("base64"), answer.run.changes);
+    panel.webview.html = resultHtml(
+      answer.result,
+      randomBytes(16).toString("base64"),
+      answer.run.changes,
+      answer.run.memoryForecast,
+    );
     panel.reveal();
   }
 

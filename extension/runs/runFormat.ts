@@ -49,5 +49,6 @@ export function endMessage(run: RunSummary): string {
   // What the run changed (one epoch, device, files kept, the budget that stopped it), as the
   // terminal summary says it.
   const changes = (run.changes ?? []).join("; ");
-  return `Quickdev: ${name} ${what}${changes ? ` — ${changes}` : ""}`;
+  const memory = run.memoryForecast ? ` — memory forecast ${run.memoryForecast}` : "";
+  return `Quickdev: ${name} ${what}${memory}${changes ? ` — ${changes}` : ""}`;
 }

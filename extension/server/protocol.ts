@@ -46,6 +46,8 @@ export interface RunSummary {
   steps?: number;
   /** A debug run this server started, once its debugpy listens. */
   attach?: Address;
+  /** A run with a memory forecast: its one line ("≈ 11.2 GB peak · fits 24 GB"). */
+  memoryForecast?: string;
 }
 
 /** What a job runs: `script`, or `module` as `python -m` does (from `cwd`); the server takes one. */
@@ -65,6 +67,8 @@ export interface StartJobArgs {
   timeout?: number;
   device?: "auto" | "cpu";
   nproc?: number;
+  /** Forecast the GPU memory of a training step: "auto" (this machine's GPU, else the memoryForecastDevices setting) or devices ("24", "h100", "24,40"). */
+  memoryForecast?: string;
 }
 
 export interface StartJobAnswer {
@@ -223,6 +227,7 @@ export const PROTOCOL_FIELDS = {
     runsKeep: "required",
     runsMaxSizeMb: "required",
     warmStart: "required",
+    memoryForecastDevices: "required",
     lenses: "required",
   },
   StartJobArgs: {
@@ -238,6 +243,7 @@ export const PROTOCOL_FIELDS = {
     timeout: "optional",
     device: "optional",
     nproc: "optional",
+    memoryForecast: "optional",
   },
   StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" },
   RunRef: { runId: "required" },
@@ -274,6 +280,7 @@ export const PROTOCOL_FIELDS = {
     stage: "optional",
     steps: "optional",
     attach: "optional",
+    memoryForecast: "optional",
   },
   RunError: { message: "required", file: "optional", line: "optional" },
   Address: { host: "required", port: "required", pid: "optional" },
@@ -297,6 +304,7 @@ export const LENS_COMMANDS = {
   debug: "quickdev.lens.debug",
   profile: "quickdev.lens.profile",
   debugStep: "quickdev.lens.debugStep",
+  memoryForecast: "quickdev.lens.memoryForecast",
 } as const;
 
 export const RUN_CHANGED = "quickdev/runChanged";

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from quickdev import __version__
+from quickdev.forecast.devices import add_memory_forecast_option, memory_forecast_alone
 from quickdev.options import (
     DEFAULT_BATCHES,
     DEFAULT_EVAL_FORWARDS,
@@ -243,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="R",
         help="with --nproc: run rank R under debugpy, waiting for the debugger",
     )
+    add_memory_forecast_option(run)
     dist = run.add_argument_group("distributed")
     dist.add_argument(
         "--nproc",
@@ -341,6 +343,7 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         retention=Retention(ns.runs_keep, ns.runs_max_size_mb),
         nproc=ns.nproc,
         debug_rank=ns.debug_rank,
+        memory_forecast=ns.memory_forecast,
     )
 
 
@@ -358,7 +361,7 @@ def main(argv: Sequence[str] | None = None, warm: WarmStart | None = None) -> in
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         own, script_args = _split_script_args(args)
-        ns = build_parser().parse_args(own)
+        ns = build_parser().parse_args(memory_forecast_alone(own))
         _finish_killed_jobs(getattr(ns, "runs_dir", None))
         if ns.command == "run":
             options = run_options(ns, script_args)

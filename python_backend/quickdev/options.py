@@ -82,6 +82,9 @@ class RunOptions:
     nproc: int = 1  # > 1: local ranks under torch.distributed.run, a result each plus a merged one
     debug_rank: int | None = None  # with nproc > 1: the one rank that runs under debugpy
     warm: WarmStart | None = None  # set in a job forked from a warm process; None: cold
+    # --memory-forecast [DEVICE]: None: no forecast; "auto", or the devices to compare with
+    # ("24,40,80", "h100"; see forecast/devices.py).
+    memory_forecast: str | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import { python, useSession } from './lib/session.mjs';
 import { launchSteps } from './steps/launch.mjs';
 import { LONG_JOB } from './lib/longJob.mjs';
 import { profiledRun } from './lib/profiledRun.mjs';
+import { memoryForecastSteps } from './steps/memoryForecast.mjs';
 import { multiRootSteps } from './steps/multiRoot.mjs';
 import { runsViewSteps } from './steps/runsView.mjs';
 
@@ -276,6 +277,9 @@ describe('a trusted multi-root workspace', () => {
     );
     await workbench.screenshot('problems-cleared');
   });
+
+
+  memoryForecastSteps(session);
 
   step('Attach to Running Job: a long job started in a terminal is debugged, detached from and debugged again', async () => {
     const page = workbench.page;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from quickdev.job.report import summarize
+from quickdev.rundir.memory import GB, DeviceFit, MemoryForecast
 from quickdev.rundir.result import ErrorInfo, JobResult
 from quickdev.server.types import Failure
 
@@ -62,3 +63,32 @@ def test_each_loop_ended_early_is_one_line_in_the_terminal_and_the_editor() -> N
     assert [line.strip() for line in summary if "ended after" in line] == expected
     assert "  evaluation forwards: 60 during training, 20 after it" in summary
     assert "stopped" not in "\n".join(summary)
+
+
+def test_the_memory_forecast_reads_as_its_headline_categories_and_advice() -> None:
+    forecast = MemoryForecast(
+        peak=int(31.5 * GB),
+        categories={
+            "parameters": 2 * GB,
+            "gradients": 2 * GB,
+            "optimizer_state": 4 * GB,
+            "activations": 20 * GB,
+            "temporaries": 300 << 20,
+        },
+        peak_phase="backward",
+        peak_module="transformer.h.3",
+        batch_size=64,
+        precision="float32 weights, autocast bfloat16",
+        fits=[DeviceFit("24 GB", 24 * GB, False, 40), DeviceFit("40 GB", 40 * GB, True)],
+        advice="Batch size 40 fits 24 GB.",
+    )
+    result = JobResult(id="r1", status="passed", memory_forecast=forecast)
+    lines = summarize(result).splitlines()
+    at = lines.index(
+        "  memory forecast: ≈ 31.5 GB peak · fits 40 GB (at backward, in transformer.h.3)"
+    )
+    assert lines[at + 1] == (
+        "    parameters 2 GB, gradients 2 GB, optimizer state 4 GB, activations 20 GB, "
+        "temporaries 300 MB; batch size 64, float32 weights, autocast bfloat16"
+    )
+    assert lines[at + 2] == "    Batch size 40 fits 24 GB."

@@ -85,6 +85,9 @@ async def test_a_module_lens_runs_the_module_as_python_m_would(
         "module": "proj.training.train",
         "cwd": str(workspace / "src"),
     }
+    # The memory forecast lens runs the same module.
+    memory = next(x for x in found if x.command and x.command.title == "Memory forecast")
+    assert memory.command is not None and list(memory.command.arguments or []) == [argument]
 
     # What the extension sends for it: the module and its folder, not the file.
     changes = collect_run_changes(client)

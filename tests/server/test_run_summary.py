@@ -53,3 +53,12 @@ def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> Non
     result.device, result.outputs, result.file_safety = None, [], None
     result.loops_ended = []
     assert run_summary(PAGE_FIXTURE.parent, result)["changes"] == []
+
+
+def test_a_memory_forecast_is_summarised_in_its_one_line() -> None:
+    result = JobResult.from_dict(json.loads(PAGE_FIXTURE.read_text()))
+    summary = run_summary(PAGE_FIXTURE.parent, result)
+    # 11.2 GB at the peak; of the devices it fits, the smallest (8 GB does not fit).
+    assert summary["memoryForecast"] == "≈ 11.2 GB peak · fits 24 GB"
+    result.memory_forecast = None
+    assert "memoryForecast" not in run_summary(PAGE_FIXTURE.parent, result)

@@ -41,7 +41,13 @@ def test_values_flat_or_under_the_section() -> None:
         assert settings.python == "/opt/env/bin/python"
         assert settings.batches == 5
         assert settings.runs_dir == "/srv/quickdev-runs"
-        assert settings.lenses == {"run": True, "debug": True, "profile": True, "step": False}
+        assert settings.lenses == {
+            "run": True,
+            "debug": True,
+            "profile": True,
+            "step": False,
+            "memory": True,
+        }
 
 
 def test_bad_values_fall_back_with_one_line_each() -> None:
@@ -90,3 +96,11 @@ def test_retention_settings_reach_the_job_command_line() -> None:
     assert run_options(build_parser().parse_args(["run", *own]), []).retention == retention
     _, problems = parse_settings({"runsKeep": -1})
     assert problems and problems[0].startswith("quickdev.runsKeep")
+
+
+def test_memory_forecast_devices_are_checked_as_devices() -> None:
+    settings, problems = parse_settings({"memoryForecastDevices": ["16", "h100"]})
+    assert problems == [] and settings.memory_forecast_devices == ["16", "h100"]
+    settings, problems = parse_settings({"memoryForecastDevices": ["24", "huge"]})
+    assert settings.memory_forecast_devices == Settings().memory_forecast_devices
+    assert [p.split()[0] for p in problems] == ["quickdev.memoryForecastDevices"]

@@ -32,12 +32,15 @@ def run(
     runs_dir: str | os.PathLike[str] = DEFAULT_RUNS_DIR,
     name: str | None = None,
     no_limits: bool = False,
+    memory_forecast: str | None = None,
 ) -> JobResult:
     """Run a script (as ``__main__``, with ``args``) or a no-argument callable under the
     quick-dev limits and return its result; the run directory is ``result.run_dir``.
 
     A usage problem (no such script) raises ValueError; a failure in the user's code
-    does not raise, it is in ``result.status`` and ``result.error``.
+    does not raise, it is in ``result.status`` and ``result.error``. ``memory_forecast``:
+    "auto" or the devices to compare with (as ``--memory-forecast``) forecasts the GPU
+    memory of the first training step into ``result.memory_forecast``.
     """
     target: Target
     if callable(script_or_callable):
@@ -55,6 +58,7 @@ def run(
         name=name,
         no_limits=no_limits,
         sample_interval_s=None,
+        memory_forecast=memory_forecast,
     )
     if not _one_job_at_a_time.acquire(blocking=False):
         raise RuntimeError("quickdev.run: another quick-dev job is running in this process")

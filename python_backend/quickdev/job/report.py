@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from quickdev.rundir.changes import changes
+from quickdev.rundir.memory import format_size
 from quickdev.rundir.result import JobResult, LoaderStats
 
 
@@ -44,6 +45,23 @@ def _loader_line(loader: LoaderStats) -> str:
     return f"  loader {_short(file)}:{line}: {', '.join(parts)}{flags}"
 
 
+def _memory_forecast(result: JobResult) -> list[str]:
+    forecast = result.memory_forecast
+    if forecast is None:
+        return []
+    if forecast.peak is None:
+        return [f"  memory forecast: none ({forecast.error})"]
+    lines = [f"  memory forecast: {forecast.headline()} (at {forecast.where()})"]
+    parts = [
+        f"{name.replace('_', ' ')} {format_size(size)}"
+        for name, size in forecast.categories.items()
+    ]
+    lines.append(f"    {', '.join(parts)}; batch size {forecast.batch_size}, {forecast.precision}")
+    if forecast.advice:
+        lines.append(f"    {forecast.advice}")
+    return lines
+
+
 def summarize(result: JobResult) -> str:
     lines = [f"quickdev: {result.status}  {_short(result.script)}  ({result.duration_s:.1f} s)"]
     # A loader made and never iterated (a framework builds some it never uses) is noise.
@@ -64,6 +82,7 @@ def summarize(result: JobResult) -> str:
             f"{phases.test_forwards} after it"
         )
     lines.extend(_outputs(result))
+    lines.extend(_memory_forecast(result))
     lines += [f"  {line}" for line in changes(result)]
     if result.error is not None:
         lines.append(f"  error: {result.error.headline(one_line=True)}")

@@ -9,7 +9,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quickdev.events import EventHub
-from quickdev.limits import device, eager, epochs, fabric, journal, loaders, loops, rebind, steps
+from quickdev.limits import (
+    device,
+    eager,
+    epochs,
+    fabric,
+    forecast_capture,
+    journal,
+    loaders,
+    loops,
+    rebind,
+    steps,
+)
 from quickdev.limits.budget import Budget
 from quickdev.limits.hf import HuggingFaceLimits
 from quickdev.limits.journal import loggers
@@ -55,9 +66,14 @@ def install_limits(
     loaders.install(patcher, recorder, batches)
     if not options.no_limits:
         epochs.install(patcher, recorder.one_epoch_options, budget.allow_epochs)
-    steps.install(patcher, recorder)
     # The device engine maps every device the script names onto this machine's.
-    recorder.device = device.install(patcher, options.device, actual).report
+    engine = device.install(patcher, options.device, actual)
+    recorder.device = engine.report
+    capture = None
+    if options.memory_forecast is not None:
+        # Its optimizer hooks go before the steps' own, which may end the job at a step.
+        capture = forecast_capture.install(patcher, hub, recorder, actual, options, engine)
+    steps.install(patcher, recorder, capture.watch if capture else None)
     # The file journal sees every write, whoever makes it (torch.save, Lightning's and
     # Fabric's checkpoints, Hugging Face's saves): the user's tree is restored at the end.
     # --keep-outputs switches it off: files land where asked.

@@ -7,7 +7,8 @@ the EventHub so observers (progress, scalars, profiler) see the same events.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,9 @@ class Recorder:
         # 10 → 1"), for the result's changes.
         self.settings_changed: list[str] = []
         self.optimizer_seen = False
+        # While the job itself runs the model (the memory forecast's replay), its steps
+        # and forwards are not the script's: nothing is counted or budgeted.
+        self.paused = False
         # Training steps fed by no DataLoader batch: each one counts as a batch too.
         self.loop_steps = 0
         # The device engine's counts, read when the result is written.
@@ -88,6 +92,14 @@ class Recorder:
         self._stop_before_step: str | None = None
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
         self._passes_beyond_budget = 0  # open passes past the train_passes budget
+
+    @contextmanager
+    def pause(self) -> Iterator[None]:
+        self.paused = True
+        try:
+            yield
+        finally:
+            self.paused = False
 
     def new_loader(self, origin: str) -> LoaderStats:
         stats = LoaderStats(origin=origin)

@@ -8,6 +8,7 @@ without grad are evaluation forwards, bounded when no DataLoader feeds them.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -20,9 +21,14 @@ from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 
 
-def install(patcher: Patcher, recorder: Recorder) -> None:
+def install(
+    patcher: Patcher,
+    recorder: Recorder,
+    on_top_module: Callable[[nn.Module], None] | None = None,
+) -> None:
+    """``on_top_module``: told the top module once it is known (the memory forecast)."""
     _count_optimizer_steps(patcher, recorder)
-    _count_top_level_forwards(patcher, recorder)
+    _count_top_level_forwards(patcher, recorder, on_top_module)
     _record_losses(patcher, recorder)
 
 
@@ -34,6 +40,8 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
         original_init(optimizer, *args, **kwargs)
 
     def after_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
+        if recorder.paused:
+            return
         recorder.step_taken(recorder.train_step())
 
     patcher.set(Optimizer, "__init__", __init__)
@@ -41,7 +49,9 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
     patcher.on_undo(handle.remove)
 
 
-def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
+def _count_top_level_forwards(
+    patcher: Patcher, recorder: Recorder, on_top_module: Callable[[nn.Module], None] | None
+) -> None:
     """Find the top module with global hooks, then watch only its own forwards.
 
     The top module is the first one with parameters called from outside any module (a
@@ -61,6 +71,8 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
         if depth == 0 and next(module.parameters(), None) is not None:
             remove_global()
             watch.found(module)
+            if on_top_module is not None:
+                on_top_module(module)
             _before_top_forward(module, recorder)
             return
         depth += 1
@@ -125,6 +137,8 @@ class _TopModules:
 
 
 def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
+    if recorder.paused:
+        return
     if not module.training or not torch.is_grad_enabled():
         recorder.eval_forward()
         return

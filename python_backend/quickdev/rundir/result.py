@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from quickdev.rundir.jsonio import read_json_object, write_json
 from quickdev.rundir.layout import RESULT_FILE
+from quickdev.rundir.memory import MemoryForecast
 
 SCHEMA_VERSION = 1
 
@@ -207,6 +208,8 @@ class JobResult:
     peak_rss_mb: float = 0.0
     device: DeviceRemaps | None = None
     exit_code: int | None = None  # the script's own sys.exit code, when it called it
+    # --memory-forecast: the GPU memory one training step would need (rundir/memory.py).
+    memory_forecast: MemoryForecast | None = None
     run_dir: str = ""
     schema: int = SCHEMA_VERSION
 
@@ -235,6 +238,8 @@ class JobResult:
             values["phases"] = Phases(**values["phases"])
         if values.get("file_safety"):
             values["file_safety"] = FileSafety.from_dict(values["file_safety"])
+        if values.get("memory_forecast"):
+            values["memory_forecast"] = MemoryForecast.from_dict(values["memory_forecast"])
         return cls(**values)
 
     def write(self, run_dir: Path) -> Path:

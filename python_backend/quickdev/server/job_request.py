@@ -35,6 +35,8 @@ class JobRequest:
     keep_outputs: bool = False
     retention: Retention = RETENTION
     module: str | None = None  # run as `python -m module`; `script` is then the module's file
+    # --memory-forecast DEVICE (forecast/devices.py); None: no forecast.
+    memory_forecast: str | None = None
 
 
 def job_command(request: JobRequest, run_id: str) -> list[str]:
@@ -57,6 +59,8 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
         command += ["--device", request.device]
     if request.nproc is not None and request.nproc > 1:
         command += ["--nproc", str(request.nproc)]
+    if request.memory_forecast is not None:
+        command.append(f"--memory-forecast={request.memory_forecast}")
     if request.mode == "debug":
         command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
     target = ["-m", request.module] if request.module else [str(request.script)]

@@ -1,4 +1,5 @@
-"""``textDocument/codeLens``: run/debug/profile on a script's entry point, debug on each step.
+"""``textDocument/codeLens``: run/debug/profile and the memory forecast on a script's entry
+point, debug on each step.
 
 Lenses come from the document's cached, incrementally updated analysis, so a request right
 after an edit re-parses only the statements the edit touched. They are answered as plain
@@ -31,6 +32,8 @@ ENTRY_LENSES = (
     ("profile", "Profile", "quickdev.lens.profile"),
 )
 STEP_LENS = ("step", "Debug this step", "quickdev.lens.debugStep")
+# Titled with the script's newest forecast once there is one: "≈ 11.2 GB peak · fits 24 GB".
+MEMORY_LENS = ("memory", "Memory forecast", "quickdev.lens.memoryForecast")
 LIBRARY_DIRS = frozenset({"site-packages", "dist-packages"})
 
 
@@ -74,8 +77,11 @@ async def lenses_for(ls: QuickdevServer, uri: str) -> list[Lens]:
     entry = analysis.main_entry
     if entry is not None:
         argument = await _entry_argument(ls, uri, path)
-        for kind, title, command in ENTRY_LENSES:
+        forecast = ls.state.forecasts.headline(path)
+        for kind, title, command in (*ENTRY_LENSES, MEMORY_LENS):
             if switches.get(kind, True):
+                if kind == MEMORY_LENS[0] and forecast:
+                    title = forecast
                 lenses.append(_lens(entry.line, title, command, argument))
     kind, title, command = STEP_LENS
     if analysis.steps and switches.get(kind, True):

@@ -51,6 +51,7 @@ class RunSummary(_RunSummary, total=False):
     stage: str
     steps: int
     attach: Address
+    memoryForecast: str
 
 
 class _StartJobAnswer(TypedDict):

@@ -49,6 +49,7 @@ async def list_runs(ls: QuickdevServer, _: NoArgument) -> RunList:
         for summary in await asyncio.to_thread(summaries_on_disk, runs_dir):
             summaries.setdefault(summary["runId"], summary)
     ordered = sorted(summaries.values(), key=lambda s: s["runId"], reverse=True)
+    runs.noted(*ordered)
     return {"runs": ordered}
 
 

@@ -46,6 +46,8 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
     module = run.request.module if run else _module_on_disk(result)
     if module is not None:
         summary["module"] = module
+    if result is not None and result.memory_forecast is not None:
+        summary["memoryForecast"] = result.memory_forecast.headline()
     failure = run.failure if run else _failure_on_disk(result)
     if failure is not None:
         summary["error"] = failure.to_json()

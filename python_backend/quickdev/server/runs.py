@@ -21,6 +21,8 @@ from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import CommandError, problem
 from quickdev.server.diagnostics import FailureDiagnostics
 from quickdev.server.jobs import JobManager, Launcher, launch_cold
+from quickdev.server.lenses import client_refreshes_lenses
+from quickdev.server.protocol import RunSummary
 from quickdev.server.run_state import Run
 from quickdev.server.run_summary import run_summary
 from quickdev.server.types import Key
@@ -52,7 +54,9 @@ class Runs:
         self.runs_dirs: set[Path] = set()
 
     def changed(self, run: Run) -> None:
-        self.ls.protocol.notify(RUN_CHANGED, run_summary(run.run_dir, run.result, run))
+        summary = run_summary(run.run_dir, run.result, run)
+        self.noted(summary)
+        self.ls.protocol.notify(RUN_CHANGED, summary)
         if run.finished.is_set():
             for uri in self.diagnostics.record(run):
                 self.ls.text_document_publish_diagnostics(
@@ -60,6 +64,12 @@ class Runs:
                         uri=uri, diagnostics=self.diagnostics.for_uri(uri)
                     )
                 )
+
+    def noted(self, *summaries: RunSummary) -> None:
+        """A memory forecast newer than the script's lens shows: the lenses are asked again."""
+        newer = [self.ls.state.forecasts.note(summary) for summary in summaries]
+        if any(newer) and client_refreshes_lenses(self.ls):
+            self.ls.workspace_code_lens_refresh(None)
 
     def known_runs_dirs(self) -> list[Path]:
         dirs = {self.ls.runs_dir_for(f) for f in self.ls.workspace_folders()} | self.runs_dirs

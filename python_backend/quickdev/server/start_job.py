@@ -14,6 +14,7 @@ from typing import Literal
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
 from quickdev.analysis.modules import module_file
+from quickdev.forecast.devices import AUTO, DeviceSpecError, parse_devices
 from quickdev.rundir.retention import Retention
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import CommandError, problem, register
@@ -22,7 +23,7 @@ from quickdev.server.jobs import JobError
 from quickdev.server.protocol import Address, StartJobAnswer
 from quickdev.server.run_state import Run
 from quickdev.server.runs import Runs, runs_of
-from quickdev.server.types import Key
+from quickdev.server.types import Key, Settings
 
 ATTACH_TIMEOUT_S = 120.0
 _TORCH_PROBE = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('torch') else 3)"
@@ -73,6 +74,10 @@ class StartJob:
     )
     nproc: int | None = field(
         default=None, metadata=problem('"nproc" must be a whole number ≥ 1, got {value!r}')
+    )
+    memoryForecast: str | None = field(
+        default=None,
+        metadata=problem('"memoryForecast" must be "auto" or devices (24, h100), got {value!r}'),
     )
 
 
@@ -138,7 +143,23 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         nproc=start.nproc,
         keep_outputs=settings.keep_outputs,
         retention=Retention(settings.runs_keep, settings.runs_max_size_mb),
+        memory_forecast=_memory_forecast(start.memoryForecast, settings),
     )
+
+
+def _memory_forecast(asked: str | None, settings: Settings) -> str | None:
+    """``--memory-forecast``'s DEVICE: "auto" (or "") is this machine's GPU, else the
+    memoryForecastDevices setting; anything else names the devices itself."""
+    if asked is None:
+        return None
+    devices = asked.strip() or AUTO
+    if devices.lower() == AUTO:
+        devices = ",".join([AUTO, *settings.memory_forecast_devices])
+    try:
+        parse_devices(devices)
+    except DeviceSpecError as exc:
+        raise CommandError(f'"memoryForecast": {exc}') from None
+    return devices
 
 
 def _script_target(given: str) -> Path:

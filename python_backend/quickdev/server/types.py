@@ -11,14 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from quickdev.forecast.devices import DEFAULT_SIZES_GB, DeviceSpecError, parse_devices
 from quickdev.options import DEFAULT_BATCHES
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 from quickdev.rundir.result import ErrorInfo
 from quickdev.rundir.retention import RETENTION
 from quickdev.server.documents import DocumentAnalyses
-from quickdev.server.protocol import RunError
+from quickdev.server.protocol import RunError, RunSummary
 
-LENS_KINDS = ("run", "debug", "profile", "step")
+LENS_KINDS = ("run", "debug", "profile", "step", "memory")
 
 T = TypeVar("T")
 
@@ -90,11 +91,29 @@ class Settings:
         default=True,
         metadata=_setting("must be true or false; using true", key="warmStart"),
     )
+    # What a memory forecast is compared with where the job's machine has no CUDA device.
+    memory_forecast_devices: list[str] = field(
+        default_factory=lambda: [str(size) for size in DEFAULT_SIZES_GB],
+        metadata=_setting(
+            "must be a list of sizes in GB or device names (24, h100), got {value!r}; "
+            f"using {', '.join(map(str, DEFAULT_SIZES_GB))}",
+            key="memoryForecastDevices",
+            valid=lambda devices: bool(devices) and all(_names_devices(d) for d in devices),
+        ),
+    )
     # Each kind apart: a wrong one is ignored, the others kept.
     lenses: dict[str, bool] = field(
         default_factory=lambda: dict.fromkeys(LENS_KINDS, True),
         metadata=_setting(f"must be an object of {', '.join(LENS_KINDS)}: true or false; ignored"),
     )
+
+
+def _names_devices(text: str) -> bool:
+    try:
+        parse_devices(text)
+    except DeviceSpecError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -124,6 +143,30 @@ class Command:
 
 
 @dataclass
+class ForecastHeadlines:
+    """Script -> (when its newest run with a memory forecast started, the forecast's one
+    line), from the run summaries the server builds."""
+
+    by_script: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def note(self, summary: RunSummary) -> bool:
+        """Record ``summary``'s forecast if it is the script's newest; True when it was."""
+        headline = summary.get("memoryForecast")
+        if not headline:
+            return False
+        script, started = str(summary["script"]), str(summary["started"])
+        known = self.by_script.get(script)
+        if known is not None and known >= (started, headline):
+            return False
+        self.by_script[script] = (started, headline)
+        return True
+
+    def headline(self, script: Path) -> str | None:
+        known = self.by_script.get(str(script))
+        return known[1] if known else None
+
+
+@dataclass
 class State:
     settings: Settings = field(default_factory=Settings)
     # The quickdev.* commands by name, as commands.register registered them.
@@ -132,6 +175,8 @@ class State:
     # Entry scripts per workspace folder, from the last scan (for "Debug this step" in files
     # that are not scripts themselves).
     entry_scripts: dict[Path, list[EntryScript]] = field(default_factory=dict)
+    # The newest memory forecast of each script, for its code lens.
+    forecasts: ForecastHeadlines = field(default_factory=lambda: ForecastHeadlines())
     # Each feature's own state (its jobs, its TensorBoard servers), set by its setup().
     _features: dict[str, Any] = field(default_factory=dict, repr=False)
 

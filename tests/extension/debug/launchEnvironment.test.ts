@@ -89,6 +89,13 @@ test("a launch configuration becomes the startJob argument, env, limits and all"
     (startJobArgs({ ...launch, script: "/w/t.py", mode: "run", profile: true }, {}) as { mode: string }).mode,
     "run",
   );
+  // "memoryForecast": true is this machine's GPU (else the setting's devices); a string names them.
+  const forecast = (value: boolean | string) =>
+    (startJobArgs({ ...launch, script: "/w/t.py", memoryForecast: value }, {}) as { memoryForecast?: string })
+      .memoryForecast;
+  assert.equal(forecast(true), "auto");
+  assert.equal(forecast("24,h100"), "24,h100");
+  assert.equal(forecast(false), undefined);
 });
 
 test("a module launch configuration runs the module as python -m does, from its cwd", () => {

@@ -58,6 +58,46 @@ test("the result page shows what a person looks for, not JSON", () => {
   assert.ok(!page.includes('"optimizer_steps"'), "raw JSON on the page");
 });
 
+test("the memory forecast shows as a bar by category, where it peaks, the devices and the modules", () => {
+  const page = resultHtml(RESULT, "abc", CHANGES, "≈ 11.2 GB peak · fits 24 GB");
+  assert.ok(page.indexOf("GPU memory forecast") < page.indexOf("Loss"));
+  assert.ok(page.includes("<th>peak</th><td>≈ 11.2 GB peak · fits 24 GB</td>"));
+  assert.ok(page.includes("<th>where</th><td>backward, in transformer.h.11.mlp</td>"));
+  // The bar: one rectangle per category, as wide as its share, labelled for a screen reader.
+  const bar = /<svg class="memory" role="img" aria-label="([^"]*)"[^>]*>(.*?)<\/svg>/.exec(page);
+  assert.ok(bar, "no memory bar");
+  assert.equal(
+    bar[1],
+    "at the peak: parameters 474 MB, gradients 474 MB, optimizer state 948 MB, activations 8.8 GB, temporaries 580 MB",
+  );
+  const widths = [...bar[2].matchAll(/<rect class="(\w+)" x="[\d.]+" y="0" width="([\d.]+)"/g)].map(
+    (m) => [m[1], Number(m[2])] as const,
+  );
+  assert.deepEqual(
+    widths.map(([name]) => name),
+    ["parameters", "gradients", "optimizer_state", "activations", "temporaries"],
+  );
+  const activations = widths.find(([name]) => name === "activations")?.[1] ?? 0;
+  assert.ok(activations > 0.7 * 480 && activations < 0.85 * 480, String(activations));
+  for (const shown of [
+    "<td>24 GB</td><td>fits</td><td></td>",
+    "<td>8 GB</td><td>does not fit</td><td>7</td>",
+    "<td>transformer.h.0</td><td>27 MB</td><td>27 MB</td><td>54 MB</td><td>720 MB</td>",
+    "Batch size 7 fits 8 GB; activations are 83% of the peak",
+  ]) {
+    assert.ok(page.includes(shown), `the page lacks ${shown}`);
+  }
+  // No forecast: the reason, in one line; an odd shape renders nothing of it.
+  const none = resultHtml(
+    { ...RESULT, memory_forecast: { peak: null, error: "no training step of the model ran" } },
+    "n",
+  );
+  assert.ok(none.includes("No forecast: no training step of the model ran"));
+  for (const odd of [7, [1], { peak: "big" }, { peak: 5, categories: [1], fits: "x", modules: [null, 3] }]) {
+    assert.match(resultHtml({ ...RESULT, memory_forecast: odd }, "n"), /<h1>Run /);
+  }
+});
+
 test("the page runs no script: its CSP allows only its own style", () => {
   const page = resultHtml(RESULT, "n0nce");
   assert.match(page, /content="default-src 'none'; style-src 'nonce-n0nce'"/);

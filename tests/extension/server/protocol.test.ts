@@ -78,4 +78,9 @@ test("a run reads as the user would say it", () => {
     endMessage({ ...run, status: "stopped", changes }),
     `Quickdev: train.py stopped · 3.2 s · 6 batches · loss 1.9876 — ${changes.join("; ")}`,
   );
+  // A forecast run ends with the forecast's one line, as the lens shows it.
+  assert.equal(
+    endMessage({ ...run, memoryForecast: "≈ 11.2 GB peak · fits 24 GB" }),
+    "Quickdev: train.py passed · 3.2 s · 6 batches · loss 1.9876 — memory forecast ≈ 11.2 GB peak · fits 24 GB",
+  );
 });

@@ -164,6 +164,8 @@ def _install_autocast(patcher: Patcher, engine: DeviceEngine) -> None:
     def init(self: Any, device_type: str, dtype: Any = None, *args: Any, **kwargs: Any) -> None:
         if device_type == "cuda":
             asked = str(dtype or torch.float16).replace("torch.", "")
+            if kwargs.get("enabled", args[0] if args else True):
+                engine.autocast_asked = asked
             dtype = CPU_AUTOCAST_DTYPE
             engine.count(f"autocast cuda {asked} -> cpu {str(dtype).replace('torch.', '')}")
             device_type = "cpu"

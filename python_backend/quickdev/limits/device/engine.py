@@ -75,6 +75,9 @@ class DeviceEngine:
         self._pinned = requested.startswith("cuda")
         self._cuda_count = cuda_count
         self.remaps: Counter[str] = Counter()
+        # The dtype a script's CUDA autocast asked for ("float16") before the CPU stood
+        # in with bfloat16: the memory forecast names the script's own precision.
+        self.autocast_asked: str | None = None
 
     def report(self) -> DeviceRemaps:
         return DeviceRemaps(

@@ -1,0 +1,175 @@
+"""From an observed step to the forecast in result.json: the peak, the devices it fits,
+the largest batch size that fits where it does not, and one line of advice."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import torch
+
+from quickdev.forecast.devices import Capacity, DeviceChoice, default_capacities
+from quickdev.forecast.replay import Measurement, replay
+from quickdev.forecast.step import StepRecipe
+from quickdev.rundir.memory import DeviceFit, MemoryForecast, ModuleMemory, format_gb
+
+# cuBLAS's workspace, allocated through the caching allocator on the first matmul: 32 MiB
+# by default on Hopper GPUs (8 MiB before), so the larger is counted.
+CUBLAS_WORKSPACE = 32 << 20
+# The CUDA context lives outside the allocator (about 0.3-0.6 GB); judging fit, this
+# much of a device's memory is set aside for it.
+CONTEXT_ALLOWANCE = 512 << 20
+# Replays a batch-size search may make per device (each a fraction of a second to seconds):
+# enough to bisect down to one batch size from 2**20.
+MAX_SEARCH_REPLAYS = 24
+NOT_COUNTED = (
+    "the CUDA context (set aside as 0.5 GB when judging fit), other processes on the GPU, "
+    "NCCL buffers, and memory used outside the training step (evaluation, checkpoints)"
+)
+
+
+def make_forecast(
+    recipe: StepRecipe,
+    device: torch.device,
+    choice: DeviceChoice,
+    precision: str,
+) -> MemoryForecast:
+    started = time.perf_counter()
+    measured = {recipe.batch_size: replay(recipe, device, recipe.batch_size, detail=True)}
+    observed = measured[recipe.batch_size]
+    fits = []
+    for capacity in capacities(choice):
+        fits.append(_fit(recipe, device, capacity, measured))
+    forecast = MemoryForecast(
+        peak=observed.peak_allocated + CUBLAS_WORKSPACE,
+        reserved=observed.peak_reserved + CUBLAS_WORKSPACE,
+        workspace=CUBLAS_WORKSPACE,
+        categories=observed.categories,
+        peak_phase=observed.peak_at.phase,
+        peak_module=observed.peak_at.module,
+        modules=[ModuleMemory(**vars(m)) for m in observed.modules],
+        batch_size=recipe.batch_size,
+        precision=precision,
+        optimizer=type(recipe.optimizer).__name__ if recipe.optimizer is not None else None,
+        fits=fits,
+        loss=_loss_line(recipe, observed),
+        not_counted=NOT_COUNTED,
+    )
+    forecast.advice = advice(forecast)
+    forecast.duration_s = round(time.perf_counter() - started, 3)
+    return forecast
+
+
+def capacities(choice: DeviceChoice) -> list[Capacity]:
+    return (this_machine() if choice.auto else []) or list(choice.listed) or default_capacities()
+
+
+def this_machine() -> list[Capacity]:
+    """The job's own CUDA device, where there is one (the CPU stand-in says there is none)."""
+    if not torch.cuda.is_available():
+        return []
+    index = torch.cuda.current_device() if torch.cuda.is_initialized() else 0  # type: ignore[no-untyped-call]
+    total = torch.cuda.get_device_properties(index).total_memory
+    return [Capacity(f"cuda:{index} ({format_gb(total)})", total)]
+
+
+def needed(measurement: Measurement) -> int:
+    """What must fit beside the CUDA context: the reserved segments and the workspace."""
+    return measurement.peak_reserved + CUBLAS_WORKSPACE
+
+
+def _fit(
+    recipe: StepRecipe,
+    device: torch.device,
+    capacity: Capacity,
+    measured: dict[int | None, Measurement],
+) -> DeviceFit:
+    usable = capacity.bytes - CONTEXT_ALLOWANCE
+    if needed(measured[recipe.batch_size]) <= usable:
+        return DeviceFit(capacity.name, capacity.bytes, True)
+    return DeviceFit(
+        capacity.name, capacity.bytes, False, largest_batch(recipe, device, usable, measured)
+    )
+
+
+def largest_batch(
+    recipe: StepRecipe, device: torch.device, usable: int, measured: dict[int | None, Measurement]
+) -> int | None:
+    """The largest batch size whose step fits ``usable`` bytes, the next one up not:
+    between a size that fits and one that does not, guesses alternate between the
+    straight line through them (memory grows about linearly with the batch) and the
+    middle (the allocator's segments make it a staircase), each checked by a replay.
+    The answer was replayed and fits."""
+    top = recipe.batch_size
+    if top is None or top <= 1:
+        return None
+
+    def need(size: int) -> int:
+        if size not in measured:
+            measured[size] = replay(recipe, device, size)
+        return needed(measured[size])
+
+    low, high = 1, top
+    if need(low) > usable:
+        return None
+    for attempt in range(MAX_SEARCH_REPLAYS):
+        if high - low <= 1:
+            break
+        slope = (need(high) - need(low)) / (high - low)
+        guess = (low + high) // 2
+        if attempt % 2 == 0 and slope > 0:
+            guess = low + int((usable - need(low)) / slope)
+        guess = min(max(guess, low + 1), high - 1)
+        if need(guess) <= usable:
+            low = guess
+        else:
+            high = guess
+    return low
+
+
+def _loss_line(recipe: StepRecipe, observed: Measurement) -> str:
+    if observed.loss_replayed:
+        return "replayed: the script's own calls between the model's output and backward"
+    why = recipe.loss_note or "the calls between the model's output and backward did not replay"
+    return f"stood in for by a gradient the size of the model's outputs ({why})"
+
+
+def advice(forecast: MemoryForecast) -> str | None:
+    """One line for the first device the step does not fit."""
+    missing = next((f for f in forecast.fits if not f.fits), None)
+    if missing is None or forecast.peak is None:
+        return None
+    categories = forecast.categories
+    static = sum(categories.get(k, 0) for k in ("parameters", "gradients", "optimizer_state"))
+    if missing.max_batch_size is None:
+        return (
+            f"The weights, gradients and optimizer state alone need {format_gb(static)}: "
+            "use bfloat16 weights, a lighter optimizer (SGD, 8-bit Adam) or shard the model "
+            f"(FSDP) to fit {missing.device}."
+        )
+    line = f"Batch size {missing.max_batch_size} fits {missing.device}"
+    activations = categories.get("activations", 0) + categories.get("temporaries", 0)
+    if activations > forecast.peak / 2:
+        heaviest = _heaviest(forecast)
+        where = f" on {heaviest}" if heaviest else ""
+        cheaper = "autocast to bfloat16 or " if "autocast" not in forecast.precision else ""
+        line += (
+            f"; activations are {activations * 100 // forecast.peak}% of the peak, so "
+            f"{cheaper}activation checkpointing (torch.utils.checkpoint){where} would keep "
+            f"batch size {forecast.batch_size}"
+        )
+    return line + "."
+
+
+def _heaviest(forecast: MemoryForecast) -> str | None:
+    """The modules with the most activations, as a pattern when they repeat (h.*)."""
+    if not forecast.modules:
+        return None
+    top = max(forecast.modules, key=lambda m: m.activations)
+    if top.activations == 0:
+        return None
+    stem, _, last = top.name.rpartition(".")
+    repeats = Counter(m.name.rpartition(".")[0] for m in forecast.modules if m.name[-1:].isdigit())
+    if last.isdigit() and repeats[stem] > 1:
+        return f"{stem}.*"
+    return top.name

@@ -1,0 +1,58 @@
+"""``--memory-forecast [DEVICE]``: sizes, card names, lists, and the script after the flag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from quickdev.forecast.devices import (
+    DeviceChoice,
+    DeviceSpecError,
+    memory_forecast_alone,
+    parse_devices,
+)
+from quickdev.forecast.forecast import capacities
+from quickdev.rundir.memory import GB
+
+
+def test_sizes_names_and_lists() -> None:
+    assert [(c.name, c.bytes) for c in parse_devices("24").listed] == [("24 GB", 24 * GB)]
+    assert [c.bytes for c in parse_devices("40GB,80gib,12.5").listed] == [
+        40 * GB,
+        80 * GB,
+        int(12.5 * GB),
+    ]
+    assert [(c.name, c.bytes) for c in parse_devices("H100").listed] == [("h100 (80 GB)", 80 * GB)]
+    assert not parse_devices("h100").auto
+
+
+def test_auto_is_this_machines_gpu_else_the_sizes_beside_it() -> None:
+    assert parse_devices("auto") == DeviceChoice(auto=True)
+    choice = parse_devices("auto,24,h100")
+    assert choice.auto and [c.bytes for c in choice.listed] == [24 * GB, 80 * GB]
+    # No CUDA device here: the sizes listed, else the defaults.
+    assert [c.bytes for c in capacities(choice)] == [24 * GB, 80 * GB]
+    assert [c.name for c in capacities(parse_devices("auto"))] == ["24 GB", "40 GB", "80 GB"]
+
+
+@pytest.mark.parametrize("text", ["foo", "-3", "0", "24TB", ","])
+def test_a_device_that_names_no_size_is_one_line_naming_the_fix(text: str) -> None:
+    with pytest.raises(DeviceSpecError) as raised:
+        parse_devices(text)
+    message = str(raised.value)
+    assert "\n" not in message and ("known device" in message or "size in GB" in message)
+
+
+def test_the_script_after_the_flag_stays_the_script(tmp_path: Path) -> None:
+    script = tmp_path / "train"
+    script.write_text("")
+    assert memory_forecast_alone(["--memory-forecast", "train.py"]) == [
+        "--memory-forecast=auto",
+        "train.py",
+    ]
+    assert memory_forecast_alone(["--memory-forecast", str(script)])[0] == "--memory-forecast=auto"
+    assert memory_forecast_alone(["--memory-forecast", "24", "train.py"]) == [
+        "--memory-forecast",
+        "24",
+        "train.py",
+    ]
