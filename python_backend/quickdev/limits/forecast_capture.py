@@ -48,6 +48,7 @@ from quickdev.forecast.step import (
 from quickdev.limits.device import DeviceEngine
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
+from quickdev.limits.steps import job_hook
 from quickdev.options import RunOptions
 from quickdev.rundir.memory import MemoryForecast
 from quickdev.rundir.result import JobResult
@@ -118,9 +119,13 @@ class StepCapture(BaseObserver):
         if self.model is not None:
             return
         self.model = module
+        # Marked as the job's: the script may save the whole model (torch.save(model))
+        # while they are on it, and the capture they hold cannot be pickled.
         self._hooks = [
-            module.register_forward_pre_hook(self._before_forward),
-            module.register_forward_hook(self._after_forward, with_kwargs=True),
+            module.register_forward_pre_hook(job_hook(lambda m, a: self._before_forward(m, a))),
+            module.register_forward_hook(
+                job_hook(lambda m, a, k, o: self._after_forward(m, a, k, o)), with_kwargs=True
+            ),
         ]
         # This forward found the module: its pre-hooks were read before ours was added.
         self._before_forward(module, ())
@@ -193,6 +198,7 @@ class StepCapture(BaseObserver):
         self.optimizer = optimizer
         self.state = "captured"
         self._stop_recording()
+        self._unhook()  # nothing more to watch
         if not any(isinstance(e, Backward) for e in self.events) and self.loss_note is None:
             self.loss_note = "no backward call on the step's tensors was seen"
 

@@ -88,8 +88,14 @@ def _count_top_level_forwards(
     patcher.on_undo(remove_global)
 
 
-# Marks the job's own forward hook among a module's hooks.
-_OURS = "_quickdev_top_module_hook"
+# Marks the job's own forward hooks among a module's hooks.
+_OURS = "_quickdev_job_hook"
+
+
+def job_hook(hook: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``hook`` as the job's: a copy of the module the script saves leaves it out."""
+    setattr(hook, _OURS, True)
+    return hook
 
 
 class _TopModules:
@@ -111,10 +117,11 @@ class _TopModules:
 
         def __getstate__(module: nn.Module) -> dict[str, Any]:
             state: dict[str, Any] = original_get(module)  # type: ignore[no-untyped-call]
-            hooks = state.get("_forward_pre_hooks")
-            if hooks and any(getattr(h, _OURS, False) for h in hooks.values()):
-                kept = [(k, h) for k, h in hooks.items() if not getattr(h, _OURS, False)]
-                state["_forward_pre_hooks"] = OrderedDict(kept)
+            for name in ("_forward_pre_hooks", "_forward_hooks"):
+                hooks = state.get(name)
+                if hooks and any(getattr(h, _OURS, False) for h in hooks.values()):
+                    kept = [(k, h) for k, h in hooks.items() if not getattr(h, _OURS, False)]
+                    state[name] = OrderedDict(kept)
             return state
 
         def __setstate__(module: nn.Module, state: dict[str, Any]) -> None:
@@ -128,10 +135,10 @@ class _TopModules:
     def watch(self, module: nn.Module) -> None:
         recorder = self.recorder
 
+        @job_hook
         def before_forward(module: nn.Module, args: Any) -> None:
             _before_top_forward(module, recorder)
 
-        setattr(before_forward, _OURS, True)
         handle = module.register_forward_pre_hook(before_forward)
         self.patcher.on_undo(handle.remove)
 
