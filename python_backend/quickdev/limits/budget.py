@@ -50,16 +50,30 @@ class Budget:
             self.deadline = time.monotonic() + self.timeout_s
 
     def check_steps(self, steps: int) -> None:
-        if (
-            self.max_steps is not None
-            and steps >= self.max_steps
-            and not self._trainer_counts_steps
-        ):
+        if self._max_steps_reached(steps):
             raise StopJob(MAX_STEPS)
 
     def check_loop_steps(self, loop_steps: int) -> None:
-        if self.loop_steps is not None and loop_steps >= self.loop_steps:
+        if self._loop_steps_reached(loop_steps):
             raise StopJob(LOOP_STEPS)
+
+    def steps_spent(self, steps: int, loop_steps: int | None) -> bool:
+        """Whether another step would be one too many, without stopping anything (a
+        closure optimizer's step asks before each pass); ``loop_steps``: None when the
+        step takes a DataLoader batch."""
+        return self._max_steps_reached(steps) or (
+            loop_steps is not None and self._loop_steps_reached(loop_steps)
+        )
+
+    def _max_steps_reached(self, steps: int) -> bool:
+        return (
+            self.max_steps is not None
+            and steps >= self.max_steps
+            and not self._trainer_counts_steps
+        )
+
+    def _loop_steps_reached(self, loop_steps: int) -> bool:
+        return self.loop_steps is not None and loop_steps >= self.loop_steps
 
     def beyond_train_passes(self, training_passes: int) -> bool:
         """Whether another pass over a loader that ``training_passes`` passes trained from
