@@ -45,6 +45,9 @@ class DeviceRemaps:
     # Idiom ("Tensor.to", "torch.load map_location", "autocast cuda float16 -> cpu bfloat16",
     # ...) -> calls remapped; a count of 0 never appears.
     remaps: dict[str, int] = field(default_factory=dict)
+    # Availability queries ("torch.cuda.is_available", "torch.cuda.device_count", ...)
+    # the script asked and the CUDA stand-in answered as one CUDA device would -> times.
+    answered: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -75,10 +75,15 @@ class DeviceEngine:
         self._pinned = requested.startswith("cuda")
         self._cuda_count = cuda_count
         self.remaps: Counter[str] = Counter()
+        # Availability queries the script asked, answered as one CUDA device would.
+        self.answered: Counter[str] = Counter()
 
     def report(self) -> DeviceRemaps:
         return DeviceRemaps(
-            requested=self.requested, actual=str(self.actual), remaps=dict(self.remaps)
+            requested=self.requested,
+            actual=str(self.actual),
+            remaps=dict(self.remaps),
+            answered=dict(self.answered),
         )
 
     def count(self, idiom: str) -> None:
