@@ -55,6 +55,12 @@ def summarize(result: JobResult) -> str:
         first, last = result.losses[0], result.losses[-1]
         steps += f", losses: {len(result.losses)} ({first:.4g} → {last:.4g})"
     lines.append(steps)
+    if result.children:
+        shown = ", ".join(
+            f"{c.name} {c.status} ({c.optimizer_steps} steps)" for c in result.children[:8]
+        )
+        more = f" and {len(result.children) - 8} more" if len(result.children) > 8 else ""
+        lines.append(f"  processes the script started: {shown}{more}")
     lines.extend(_outputs(result))
     lines += [f"  {line}" for line in changes(result)]
     if result.error is not None:

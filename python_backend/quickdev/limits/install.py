@@ -27,10 +27,13 @@ def install_limits(
     budget: Budget,
     patcher: Patcher,
     imported_early: Iterable[str] = (),
+    in_child: bool = False,
 ) -> tuple[Recorder, str]:
     """Returns the recorder the limits report to and the device the job runs on.
     ``imported_early``: libraries the job imported before the limits (a debug job's
-    Lightning), which hold the originals of what the limits replace."""
+    Lightning), which hold the originals of what the limits replace. ``in_child``: a
+    process the script started (``quickdev.job.children``), which has joined the job's
+    journal and inherited its environment already."""
     recorder = Recorder(hub, budget)
     batches = None if options.no_limits else options.batches
     actual = device.resolve_device(options.device)
@@ -46,7 +49,7 @@ def install_limits(
     # The file journal sees every write, whoever makes it (torch.save, Lightning's and
     # Fabric's checkpoints, Hugging Face's saves): the user's tree is restored at the end.
     # --keep-outputs switches it off: files land where asked.
-    if not options.keep_outputs:
+    if not options.keep_outputs and not in_child:
         session = journal.install(patcher, run_dir)
         recorder.at_end(lambda: session.finish())
         loggers.install(patcher, run_dir)

@@ -68,6 +68,19 @@ class Recorder:
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
         self._passes_beyond_budget = 0  # open passes past the train_passes budget
 
+    def restart(self, hub: EventHub) -> None:
+        """In a child process forked from the job: count this process's work afresh, told
+        to ``hub``. Loaders made before the fork stay known (the child may iterate them),
+        with their counts zeroed; the parent's numbers are the parent's."""
+        loaders, device = self.loaders, self.device
+        Recorder.__init__(self, hub, self.budget)
+        self.device = device
+        for stats in loaders:
+            fresh = LoaderStats(origin=stats.origin)
+            for name, value in vars(fresh).items():
+                setattr(stats, name, value)
+        self.loaders = loaders
+
     def new_loader(self, origin: str) -> LoaderStats:
         stats = LoaderStats(origin=origin)
         self.loaders.append(stats)

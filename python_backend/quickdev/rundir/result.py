@@ -110,6 +110,21 @@ class Output:
 
 
 @dataclass
+class ChildProcess:
+    """A process the script started for its work (``multiprocessing``), run as a job of its
+    own under the same limits; its steps, losses and loaders count in the job's."""
+
+    pid: int
+    name: str  # as the script named it: "Process-1", "SpawnProcess-2", "ForkPoolWorker-3"
+    status: Status
+    run_dir: str  # its own result, relative to the job's run directory
+    optimizer_steps: int = 0
+    batches: int = 0
+    stop_reason: str | None = None
+    error: ErrorInfo | None = None
+
+
+@dataclass
 class JobResult:
     id: str
     status: Status = "running"
@@ -136,6 +151,7 @@ class JobResult:
     peak_rss_mb: float = 0.0
     device: DeviceRemaps | None = None
     exit_code: int | None = None  # the script's own sys.exit code, when it called it
+    children: list[ChildProcess] = field(default_factory=list)
     run_dir: str = ""
     schema: int = SCHEMA_VERSION
 
@@ -153,17 +169,29 @@ class JobResult:
             values["device"] = DeviceRemaps(**values["device"])
         values["loaders"] = [LoaderStats(**d) for d in values.get("loaders") or []]
         if values.get("error"):
-            err = dict(values["error"])
-            err["traceback"] = [Frame(**f) for f in err.get("traceback") or []]
-            values["error"] = ErrorInfo(**err)
+            values["error"] = _error(values["error"])
         if values.get("profile"):
             values["profile"] = ProfileSummary(**values["profile"])
         values["outputs"] = [Output(**d) for d in values.get("outputs") or []]
+        values["children"] = [_child(d) for d in values.get("children") or []]
         return cls(**values)
 
     def write(self, run_dir: Path) -> Path:
         """Write atomically, so a reader never sees half a file."""
         return write_json(run_dir / RESULT_FILE, self.to_dict(), indent=2)
+
+
+def _error(data: dict[str, Any]) -> ErrorInfo:
+    err = dict(data)
+    err["traceback"] = [Frame(**f) for f in err.get("traceback") or []]
+    return ErrorInfo(**err)
+
+
+def _child(data: dict[str, Any]) -> ChildProcess:
+    values = dict(data)
+    if values.get("error"):
+        values["error"] = _error(values["error"])
+    return ChildProcess(**values)
 
 
 def read_result(run_dir: Path) -> JobResult | None:
