@@ -17,6 +17,10 @@ answer (no CUDA): torch goes on from its own check to its CUDA internals
 (``DataParallel``'s device list, the default process-group backends, ``fork_rng``),
 which the stand-in does not reach, and which on the CPU path do what the script's CUDA
 path needs.
+
+result.json counts the answers (``device.answered``), but not those to a library's
+checks at import: a warm start imported the libraries before the job, in a process
+that answered as this machine does, so only a cold job would count them.
 """
 
 from __future__ import annotations
@@ -43,12 +47,24 @@ def _asked_by_script(frame: FrameType | None) -> bool:
     return str(name).partition(".")[0] not in _ANSWERED_TRUTHFULLY
 
 
+def _importing(frame: FrameType | None) -> bool:
+    """Whether a module is being imported: a library's import-time check, which a warm
+    start made before the job (``quickdev.warm``), so it is answered but not counted."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _query(engine: DeviceEngine, name: str, stood_in: Any, cpu_answer: Any) -> Any:
     def query(*args: Any, **kwargs: Any) -> Any:
-        if _asked_by_script(sys._getframe(1)):
+        asker = sys._getframe(1)
+        if not _asked_by_script(asker):
+            return cpu_answer
+        if not _importing(asker):
             engine.answered[name] += 1
-            return stood_in
-        return cpu_answer
+        return stood_in
 
     query.__name__ = query.__qualname__ = name.rpartition(".")[2]
     return query
