@@ -116,6 +116,8 @@ class FollowedChildren:
         for the others (each bounded by the job's deadline)."""
         if script_passed:
             for process in multiprocessing.active_children():
+                if process.pid in self.before:
+                    continue  # the in-process API's host had it before the job
                 if process.daemon:
                     process.terminate()
                 else:

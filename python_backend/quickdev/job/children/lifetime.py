@@ -31,6 +31,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from quickdev.processes import pid_alive
 
@@ -39,14 +40,22 @@ _PR_SET_CHILD_SUBREAPER = 36
 POLL_S = 0.05
 
 
-def _prctl(option: int, value: int) -> bool:
+def _load_prctl() -> Any:
     if not sys.platform.startswith("linux"):
-        return False
+        return None
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(option, value, 0, 0, 0) == 0)
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        return False
+        return None
+
+
+# Found once, in the process that imports this: a fork child of a threaded parent must
+# not load libraries (another thread may have held the loader's lock at the fork).
+_prctl_function = _load_prctl()
+
+
+def _prctl(option: int, value: int) -> bool:
+    return _prctl_function is not None and _prctl_function(option, value, 0, 0, 0) == 0
 
 
 def die_with_parent(expected_parent: int | None) -> None:
