@@ -103,6 +103,41 @@ def test_pool_workers_preprocess_then_the_parent_trains(run_quickdev: Any, proje
     assert result["optimizer_steps"] == 2  # the parent's training, limited
 
 
+# Processes that leave without a word: ``os._exit`` skips multiprocessing's exit (a pool
+# worker ended by its pool's terminate() has no say either).
+EXITS_AT_ONCE = """
+import multiprocessing as mp
+import os
+
+
+def work(tag):
+    print(f"{tag} first line", flush=True)
+    print(f"{tag} last line", flush=True)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    for method in ("fork", "spawn"):
+        p = mp.get_context(method).Process(target=work, args=(method,))
+        p.start()
+        p.join()
+    print("parent done", flush=True)
+"""
+
+
+def test_a_process_that_leaves_at_once_keeps_its_output(run_quickdev: Any, tmp_path: Path) -> None:
+    (tmp_path / "exits.py").write_text(EXITS_AT_ONCE)
+    run = run_quickdev("--runs-dir", str(tmp_path / "runs"), "exits.py", cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    log = (run.run_dir / "output.log").read_text()
+    for method in ("fork", "spawn"):
+        assert f"{method} first line\n{method} last line\n" in log, log
+    assert "parent done" in log
+    children = run.result["children"]
+    assert len(children) == 2, children  # both ran as part of the job, neither said how it ended
+    assert {(c["status"], c["stop_reason"]) for c in children} == {("killed", "ended")}
+
+
 def _wait_for(condition: Any, timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

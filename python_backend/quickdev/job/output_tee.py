@@ -26,6 +26,7 @@ class _Tee:
         self._stream = stream
         self._log = log
         self._flushed_at = time.monotonic()
+        self.flush_interval_s = _LOG_FLUSH_INTERVAL_S
         self.mid_line = False  # the last text written did not end a line
 
     def write(self, text: str) -> int:
@@ -37,7 +38,7 @@ class _Tee:
             # At the end of a line: the job's other processes append to the same log,
             # and a line written in two pieces would have theirs in between.
             ended = text.endswith(("\n", "\r"))
-            if ended and time.monotonic() - self._flushed_at > _LOG_FLUSH_INTERVAL_S:
+            if ended and time.monotonic() - self._flushed_at >= self.flush_interval_s:
                 self._flushed_at = time.monotonic()
                 self._log.flush()
         return written
@@ -79,6 +80,16 @@ def flush_log() -> None:
     the child alike."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, _Tee):
+            stream.flush_log()
+
+
+def flush_every_line() -> None:
+    """In a process the script started: each line reaches the log when it ends. Such a
+    process may be ended at any moment (a pool's ``terminate()``, ``os._exit``, the job's
+    SIGKILL), and what it printed must not die with it in a buffer."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, _Tee):
+            stream.flush_interval_s = 0.0
             stream.flush_log()
 
 

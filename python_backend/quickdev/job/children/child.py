@@ -60,13 +60,15 @@ class ChildJob:
         self._device_before: DeviceRemaps | None = None
 
     def begin(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        write_json(self.dir / CHILD_FILE, {"pid": self.pid, "name": self.name})
-        self.result.write(self.dir)
+        output_tee.flush_every_line()
         self.recorder.restart(EventHub())
         # A fork child's device engine counted the parent's remaps too: report its own.
         self._device_before = self.recorder.device() if self.recorder.device else None
+        self.dir.mkdir(parents=True, exist_ok=True)
+        # Before the first write: a pool may terminate a worker that is still starting.
         self._install_signals()
+        write_json(self.dir / CHILD_FILE, {"pid": self.pid, "name": self.name})
+        self.result.write(self.dir)
 
     def run(self, run: Callable[[], Any]) -> None:
         """The process's own ``run``, recorded. A budget ends the child's work as a
@@ -100,6 +102,9 @@ class ChildJob:
         if self._written:
             return
         self._written = True
+        # A SIGTERM now (a pool terminating a worker that has just finished) must not
+        # end the process before its result is written; it is ending anyway.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         result = self.result
         if result.status == "running":
             result.status, result.stop_reason = "killed", "ended"
@@ -118,6 +123,7 @@ class ChildJob:
         result.write(self.dir)
         # A fork child leaves by os._exit, which flushes nothing.
         output_tee.flush_log()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     def _install_signals(self) -> None:
         """As in a plain child: SIGTERM ends it at once (after its result is written),
