@@ -59,8 +59,10 @@ def test_gpt_script_with_configurator_and_pinned_batches(run_quickdev: Any, work
     counts = remaps(run)
     assert counts["Tensor.pin_memory"] >= 4
     assert counts["Tensor.to / Module.to"] >= 4  # model.to("cuda"), batches .to(device)
-    assert counts["autocast cuda float16 -> cpu bfloat16"] == 1
+    # Told it has a CUDA device that supports bfloat16, it picks bfloat16 as on a recent GPU.
+    assert counts["autocast cuda bfloat16 -> cpu bfloat16"] == 1
     assert "GradScaler cuda -> cpu" in counts
+    assert run.result["device"]["answered"] == {"torch.cuda.is_available": 1}
     assert "mem 0.0 MB" in run.stdout
     assert "device: cpu instead of" not in run.stderr  # --json: the summary is the JSON
 

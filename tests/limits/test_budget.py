@@ -55,3 +55,15 @@ def test_no_timeout_has_no_deadline() -> None:
     budget.start()
     assert budget.deadline is None
     budget.check_time()
+
+
+def test_steps_spent_says_what_the_checks_would_stop_at_without_stopping() -> None:
+    budget = make_budget(max_steps=3, timeout_s=None)
+    assert not budget.steps_spent(2, None)
+    assert budget.steps_spent(3, None)
+    loops = make_budget(max_steps=None, timeout_s=None, loop_steps=2)
+    assert not loops.steps_spent(5, None)  # steps fed by a DataLoader: no loop budget
+    assert not loops.steps_spent(5, 1)
+    assert loops.steps_spent(5, 2)
+    budget.leave_steps_to_trainer()
+    assert not budget.steps_spent(3, None)

@@ -106,3 +106,21 @@ def test_replaced_settings_are_recorded_once_and_any_value_is_named_safely() -> 
         "Trainer.fast_dev_run: True → removed",
         "Trainer.strategy: <_Hostile> → 'auto'",
     ]
+
+
+def test_a_forked_child_restarts_counting_with_the_loaders_it_inherited() -> None:
+    rec, parent_seen = recorder(make_budget(loop_steps=5))
+    inherited = rec.new_loader("train.py:10")
+    rec.batch(inherited, 0.5)
+    rec.train_step()
+    rec.loss(1.0, 1)
+    child_seen = Seen()
+    hub = EventHub()
+    hub.add(child_seen)
+    rec.restart(hub)
+    assert (rec.steps, rec.loop_steps, rec.losses) == (0, 0, [])
+    assert rec.loaders == [inherited] and (inherited.batches, inherited.data_wait_s) == (0, 0.0)
+    rec.batch(inherited, 0.25)  # the child iterates the loader its parent made
+    rec.train_step()
+    assert (inherited.batches, rec.steps) == (1, 1)
+    assert child_seen.steps == [1] and parent_seen.steps == [1]  # each told its own hub

@@ -187,3 +187,36 @@ async def test_a_new_server_lists_and_cancels_a_run_it_did_not_start(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(job.pid, signal.SIGKILL)
         job.wait()
+
+
+async def test_a_killed_server_leaves_no_training_process_behind(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The processes a job's script started (a hogwild trainer's) end with the job."""
+    from quickdev.job.children.lifetime import descendants
+
+    script = workspace / "hogwild.py"
+    script.write_text(
+        (Path(__file__).parents[1] / "job" / "children_scripts" / "hogwild.py").read_text()
+    )
+    async with plain_server(workspace) as (client, server_pid):
+        answer = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="quickdev.startJob",
+                arguments=[{"script": str(script), "args": ["--epochs", "1000"]}],
+            )
+        )
+        run_dir = Path(answer["runDir"])
+        output = run_dir / "output.log"
+        await wait_for(
+            lambda: output.is_file() and "Train Epoch" in output.read_text(), "training children"
+        )
+        job_pid = json.loads((run_dir / "process.json").read_text())["pid"]
+        tree = {job_pid, *descendants(job_pid)}
+        assert len(tree) >= 3, tree  # the job and its two trainers at least
+        os.kill(server_pid, signal.SIGKILL)
+        await wait_for(lambda: not any(alive(pid) for pid in tree), "the job and its children")
+        result = result_of(run_dir)
+        assert result is not None
+        assert (result["status"], result["stop_reason"]) == ("killed", "server gone")
+        assert len(result["children"]) == 2, result["children"]

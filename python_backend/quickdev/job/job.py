@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
@@ -25,6 +25,7 @@ from quickdev.job.advice import advice_for
 from quickdev.job.failure import describe
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
+from quickdev.job.recorded import copy_recorded, initial_limits
 from quickdev.job.report import summarize
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
@@ -36,8 +37,11 @@ from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, peak_rss_mb
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
 from quickdev.rundir.process import write_process_record
-from quickdev.rundir.result import ErrorInfo, JobResult, Limits
+from quickdev.rundir.result import ErrorInfo, JobResult
 from quickdev.rundir.retention import prune_runs
+
+if TYPE_CHECKING:
+    from quickdev.job.children import FollowedChildren
 
 log = logging.getLogger(__name__)
 
@@ -85,20 +89,11 @@ def check_before_start(options: RunOptions, target: Target) -> None:
 
 def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutcome:
     started = time.perf_counter()
-    budgets = resolve_budgets(options)
     result = JobResult(
         id="",
         started=iso_utc(),
         cwd=os.getcwd(),
-        limits=Limits(
-            batches=None if options.no_limits else options.batches,
-            max_steps=budgets.max_steps,
-            timeout_s=budgets.timeout_s,
-            device=options.device,
-            train_passes=budgets.train_passes,
-            loop_steps=budgets.loop_steps,
-            eval_forwards=budgets.eval_forwards,
-        ),
+        limits=initial_limits(options),
         keep_outputs=options.keep_outputs,
     )
     usage: UsageProblem | None = None
@@ -166,6 +161,7 @@ def _run_with_limits(
     budget = Budget(resolve_budgets(options))
     progress = ProgressWriter(run_dir)
     recorder: Recorder | None = None
+    followed: FollowedChildren | None = None
     exit_code = EXIT_FAILED
     try:
         if not in_process:
@@ -177,11 +173,15 @@ def _run_with_limits(
         if not in_process:
             cancel_hard_stop = signals.start_hard_stop(
                 budget,
-                lambda: _hard_stop(options, run_dir, result, recorder, TIMEOUT_STOP, started),
+                lambda: _hard_stop(
+                    options, run_dir, result, recorder, followed, TIMEOUT_STOP, started
+                ),
             )
             patcher.on_undo(cancel_hard_stop)
             stop_watchdog = signals.start_server_watchdog(
-                lambda: _hard_stop(options, run_dir, result, recorder, SERVER_GONE_STOP, started)
+                lambda: _hard_stop(
+                    options, run_dir, result, recorder, followed, SERVER_GONE_STOP, started
+                )
             )
             patcher.on_undo(stop_watchdog)
         progress.write()
@@ -191,6 +191,10 @@ def _run_with_limits(
 
         installed = install_limits(options, run_dir, hub, budget, patcher, imported_early)
         recorder = installed.recorder
+        from quickdev.job.children import Setup, follow
+
+        setup = Setup(run_dir, options, target.description)
+        followed = follow(patcher, setup, recorder, budget, job_process=not in_process)
         result.limits.device = installed.device
         from quickdev.job.observers import job_observers
 
@@ -230,8 +234,12 @@ def _run_with_limits(
         signals.cancel_timeout_alarm()
         if not in_process:
             signals.ignore_further_kills()
+    if followed is not None:  # the processes the script started end before the restore
+        followed.end(script_passed=result.status == "passed")
     _end_limits(result, recorder)
-    _copy_recorded(result, recorder)
+    copy_recorded(result, recorder)
+    if followed is not None and followed.merge(result):
+        exit_code = EXIT_FAILED
     if result.status == "passed" and result.loops_ended:
         # The script's own knob that would have made the first loop ended early short.
         result.stop_advice = advice_for(result.loops_ended[0].budget, target, options.batches)
@@ -267,6 +275,7 @@ def _hard_stop(
     run_dir: Path,
     result: JobResult,
     recorder: Recorder | None,
+    followed: FollowedChildren | None,
     stop: HardStop,
     started: float,
 ) -> None:
@@ -274,8 +283,12 @@ def _hard_stop(
     the process."""
     log.warning("the script did not stop (%s); ending the process", stop.reason)
     result.status, result.stop_reason = stop.status, stop.reason
+    if followed is not None:
+        followed.end(script_passed=False)
     _end_limits(result, recorder)
-    _copy_recorded(result, recorder)
+    copy_recorded(result, recorder)
+    if followed is not None:
+        followed.merge(result)
     result.duration_s = round(time.perf_counter() - started, 3)
     result.peak_rss_mb = peak_rss_mb()
     result.write(run_dir)
@@ -301,22 +314,6 @@ def _end_limits(result: JobResult, recorder: Recorder | None) -> None:
         log.error("file journal: %s", "; ".join(recorder.problems))
         if result.error is None:
             result.error = ErrorInfo(type="JournalError", message=recorder.problems[0])
-
-
-def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
-    if recorder is not None:
-        result.loaders = recorder.loaders
-        result.optimizer_steps = recorder.steps
-        result.loop_batches = recorder.loop_steps
-        result.limits.train_passes = recorder.budget.train_passes
-        result.losses = recorder.losses
-        result.outputs = recorder.outputs
-        result.file_safety = recorder.file_safety
-        result.limits.one_epoch_options = recorder.one_epoch_options
-        result.limits.settings_changed = recorder.settings_changed
-        result.device = recorder.device() if recorder.device else None
-        result.loops_ended = recorder.loops.ended
-        result.phases = recorder.phases()
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:

@@ -81,6 +81,12 @@ def summarize(result: JobResult) -> str:
             f"  evaluation forwards: {phases.evaluation_forwards} during training, "
             f"{phases.test_forwards} after it"
         )
+    if result.children:
+        shown = ", ".join(
+            f"{c.name} {c.status} ({c.optimizer_steps} steps)" for c in result.children[:8]
+        )
+        more = f" and {len(result.children) - 8} more" if len(result.children) > 8 else ""
+        lines.append(f"  processes the script started: {shown}{more}")
     lines.extend(_outputs(result))
     lines.extend(_memory_forecast(result))
     lines += [f"  {line}" for line in changes(result)]

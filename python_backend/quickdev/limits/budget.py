@@ -61,15 +61,33 @@ class Budget:
     ) -> tuple[str, int, int] | None:
         """(budget, its count, its limit) of the step budget the counts reached, if any;
         ``loop_steps`` is None for a step that took a DataLoader batch."""
+        if self.max_steps is not None and self._max_steps_reached(steps):
+            return MAX_STEPS, steps, self.max_steps
         if (
+            self.loop_steps is not None
+            and loop_steps is not None
+            and self._loop_steps_reached(loop_steps)
+        ):
+            return LOOP_STEPS, loop_steps, self.loop_steps
+        return None
+
+    def steps_spent(self, steps: int, loop_steps: int | None) -> bool:
+        """Whether another step would be one too many, without stopping anything (a
+        closure optimizer's step asks before each pass); ``loop_steps``: None when the
+        step takes a DataLoader batch."""
+        return self._max_steps_reached(steps) or (
+            loop_steps is not None and self._loop_steps_reached(loop_steps)
+        )
+
+    def _max_steps_reached(self, steps: int) -> bool:
+        return (
             self.max_steps is not None
             and steps >= self.max_steps
             and not self._trainer_counts_steps
-        ):
-            return MAX_STEPS, steps, self.max_steps
-        if self.loop_steps is not None and loop_steps is not None and loop_steps >= self.loop_steps:
-            return LOOP_STEPS, loop_steps, self.loop_steps
-        return None
+        )
+
+    def _loop_steps_reached(self, loop_steps: int) -> bool:
+        return self.loop_steps is not None and loop_steps >= self.loop_steps
 
     def beyond_train_passes(self, training_passes: int) -> bool:
         """Whether another pass over a loader that ``training_passes`` passes trained from

@@ -48,9 +48,12 @@ def install_limits(
     budget: Budget,
     patcher: Patcher,
     imported_early: Iterable[str] = (),
+    in_child: bool = False,
 ) -> Installed:
     """``imported_early``: libraries the job imported before the limits (a debug job's
-    Lightning), which hold the originals of what the limits replace."""
+    Lightning), which hold the originals of what the limits replace. ``in_child``: a
+    process the script started (``quickdev.job.children``), which has joined the job's
+    journal and inherited its environment already."""
     # The user's own modules (the script's folder, the working directory) get loop exits.
     roots = [
         os.getcwd(),
@@ -77,7 +80,7 @@ def install_limits(
     # The file journal sees every write, whoever makes it (torch.save, Lightning's and
     # Fabric's checkpoints, Hugging Face's saves): the user's tree is restored at the end.
     # --keep-outputs switches it off: files land where asked.
-    if not options.keep_outputs:
+    if not options.keep_outputs and not in_child:
         session = journal.install(patcher, run_dir)
         recorder.at_end(lambda: session.finish())
         loggers.install(patcher, run_dir)

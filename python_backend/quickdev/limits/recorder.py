@@ -101,6 +101,19 @@ class Recorder:
         finally:
             self.paused = False
 
+    def restart(self, hub: EventHub) -> None:
+        """In a child process forked from the job: count this process's work afresh, told
+        to ``hub``. Loaders made before the fork stay known (the child may iterate them),
+        with their counts zeroed; the parent's numbers are the parent's."""
+        loaders, device = self.loaders, self.device
+        Recorder.__init__(self, hub, self.budget, self.loops)
+        self.device = device
+        for stats in loaders:
+            fresh = LoaderStats(origin=stats.origin)
+            for name, value in vars(fresh).items():
+                setattr(stats, name, value)
+        self.loaders = loaders
+
     def new_loader(self, origin: str) -> LoaderStats:
         stats = LoaderStats(origin=origin)
         self.loaders.append(stats)

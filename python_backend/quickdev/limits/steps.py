@@ -1,6 +1,7 @@
 """Training steps and losses, observed from unmodified code.
 
-A step is an optimizer step. Hand-written SGD has no optimizer; there a step is a
+A step is an optimizer step; a step given a closure counts the closure's passes
+instead (``closure_steps``). Hand-written SGD has no optimizer; there a step is a
 training-mode forward of the top module. Forwards of the top module in eval mode or
 without grad are evaluation forwards, bounded when no DataLoader feeds them.
 """
@@ -17,6 +18,7 @@ from torch.optim import Optimizer
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.overrides import has_torch_function_unary
 
+from quickdev.limits import closure_steps
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 
@@ -42,9 +44,15 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
     def after_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
         if recorder.paused:
             return
-        recorder.step_taken(recorder.train_step())
+        closure = closure_steps.closure_of(args, kwargs)
+        if isinstance(closure, closure_steps.CountedClosure):
+            loop_step = closure.loop_step  # its passes were the steps
+        else:
+            loop_step = recorder.train_step()
+        recorder.step_taken(loop_step)
 
     patcher.set(Optimizer, "__init__", __init__)
+    closure_steps.install(patcher, recorder)
     handle = register_optimizer_step_post_hook(after_step)
     patcher.on_undo(handle.remove)
 

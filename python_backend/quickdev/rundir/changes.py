@@ -26,6 +26,11 @@ def changes(result: JobResult) -> list[str]:
     if result.device is not None and result.device.remaps:
         counts = ", ".join(f"{idiom} {n}" for idiom, n in result.device.remaps.items())
         lines.append(f"device: {result.device.actual} instead of what the script asked ({counts})")
+    if result.device is not None and result.device.answered:
+        asked = ", ".join(f"{query}() {n}" for query, n in result.device.answered.items())
+        lines.append(
+            f"cuda: answered as one CUDA device, stood in on the {result.device.actual} ({asked})"
+        )
     if result.keep_outputs:
         lines.append("outputs: kept where the script wrote them (--keep-outputs)")
     elif result.outputs:

@@ -49,6 +49,13 @@ LOGGERS_DIR = "loggers"  # W&B offline and MLflow file stores of plain scripts
 HF_DIR = "hf"  # transformers/accelerate outputs: output_dir, saved models, states
 
 
+# Processes the script started (multiprocessing, torch.multiprocessing) run as jobs of
+# their own in RUN_DIR/children/<pid>/: a result.json each, and CHILD_FILE
+# {"pid": int, "name": str} naming the process as the script did ("Process-1").
+CHILDREN_DIR = "children"
+CHILD_FILE = "child.json"
+
+
 def rank_dir_name(rank: int) -> str:
     """A distributed job's rank ``R`` runs as a job of its own in ``RUN_DIR/rank<R>/``."""
     return f"rank{rank}"

@@ -46,6 +46,9 @@ class DeviceRemaps:
     # Idiom ("Tensor.to", "torch.load map_location", "autocast cuda float16 -> cpu bfloat16",
     # ...) -> calls remapped; a count of 0 never appears.
     remaps: dict[str, int] = field(default_factory=dict)
+    # Availability queries ("torch.cuda.is_available", "torch.cuda.device_count", ...)
+    # the script asked and the CUDA stand-in answered as one CUDA device would -> times.
+    answered: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -137,6 +140,21 @@ class Phases:
 
 
 @dataclass
+class ChildProcess:
+    """A process the script started for its work (``multiprocessing``), run as a job of its
+    own under the same limits; its steps, losses and loaders count in the job's."""
+
+    pid: int
+    name: str  # as the script named it: "Process-1", "SpawnProcess-2", "ForkPoolWorker-3"
+    status: Status
+    run_dir: str  # its own result, relative to the job's run directory
+    optimizer_steps: int = 0
+    batches: int = 0
+    stop_reason: str | None = None
+    error: ErrorInfo | None = None
+
+
+@dataclass
 class YourEdit:
     """A file the person saved (or made again) while the job ran, after the job's change."""
 
@@ -210,6 +228,7 @@ class JobResult:
     exit_code: int | None = None  # the script's own sys.exit code, when it called it
     # --memory-forecast: the GPU memory one training step would need (rundir/memory.py).
     memory_forecast: MemoryForecast | None = None
+    children: list[ChildProcess] = field(default_factory=list)
     run_dir: str = ""
     schema: int = SCHEMA_VERSION
 
@@ -227,15 +246,14 @@ class JobResult:
             values["device"] = DeviceRemaps(**values["device"])
         values["loaders"] = [LoaderStats(**d) for d in values.get("loaders") or []]
         if values.get("error"):
-            err = dict(values["error"])
-            err["traceback"] = [Frame(**f) for f in err.get("traceback") or []]
-            values["error"] = ErrorInfo(**err)
+            values["error"] = _error(values["error"])
         if values.get("profile"):
             values["profile"] = ProfileSummary(**values["profile"])
         values["outputs"] = [Output(**d) for d in values.get("outputs") or []]
         values["loops_ended"] = [EndedLoop(**d) for d in values.get("loops_ended") or []]
         if values.get("phases"):
             values["phases"] = Phases(**values["phases"])
+        values["children"] = [_child(d) for d in values.get("children") or []]
         if values.get("file_safety"):
             values["file_safety"] = FileSafety.from_dict(values["file_safety"])
         if values.get("memory_forecast"):
@@ -245,6 +263,19 @@ class JobResult:
     def write(self, run_dir: Path) -> Path:
         """Write atomically, so a reader never sees half a file."""
         return write_json(run_dir / RESULT_FILE, self.to_dict(), indent=2)
+
+
+def _error(data: dict[str, Any]) -> ErrorInfo:
+    err = dict(data)
+    err["traceback"] = [Frame(**f) for f in err.get("traceback") or []]
+    return ErrorInfo(**err)
+
+
+def _child(data: dict[str, Any]) -> ChildProcess:
+    values = dict(data)
+    if values.get("error"):
+        values["error"] = _error(values["error"])
+    return ChildProcess(**values)
 
 
 def read_result(run_dir: Path) -> JobResult | None:

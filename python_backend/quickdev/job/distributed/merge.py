@@ -77,7 +77,7 @@ def merge_results(
     if ended_early and ended_early[0][2].status == "failed":
         _, rank, first = ended_early[0]
         merged.status = "failed"
-        merged.error = _rank_error(rank, first.error)
+        merged.error = labelled_error(f"rank {rank}", first.error)
         merged.exit_code = first.exit_code
         merged.stop_reason = first.stop_reason
     elif missing or (launcher_code not in (0, None) and not ended_early):
@@ -126,10 +126,11 @@ def initial_result(run_dir: Path, options: RunOptions, started: float) -> JobRes
     )
 
 
-def _rank_error(rank: int, error: ErrorInfo | None) -> ErrorInfo:
+def labelled_error(label: str, error: ErrorInfo | None) -> ErrorInfo:
+    """The error of one process of a job (a rank, a child), as the job's: "rank 1: …"."""
     if error is None:
-        return ErrorInfo(type="RankFailed", message=f"rank {rank} failed")
-    return dataclasses.replace(error, message=f"rank {rank}: {error.message}")
+        return ErrorInfo(type="ProcessFailed", message=f"{label} failed")
+    return dataclasses.replace(error, message=f"{label}: {error.message}")
 
 
 def _gather_traces(run_dir: Path, ranks: list[int]) -> list[str]:

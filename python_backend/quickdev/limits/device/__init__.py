@@ -1,16 +1,17 @@
 """The device engine: a script's requested devices become the ones this job has.
 
-``--device cpu`` (or ``auto`` without CUDA): CUDA devices, indices, checkpoints,
-``torch.cuda`` calls, autocast, GradScaler and NCCL process groups all land on
-the CPU. ``--device cuda:N``, or ``auto`` on a GPU machine: CUDA indices the
-machine lacks (a checkpoint from ``cuda:3`` on a one-GPU box) land on one it has.
+``--device cpu`` (or ``auto`` without CUDA): the script is told it has one CUDA
+device, and CUDA devices, indices, checkpoints, ``torch.cuda`` calls, autocast,
+GradScaler and NCCL process groups all land on the CPU. ``--device cuda:N``, or
+``auto`` on a GPU machine: CUDA indices the machine lacks (a checkpoint from
+``cuda:3`` on a one-GPU box) land on one it has.
 """
 
 from __future__ import annotations
 
 import torch
 
-from quickdev.limits.device import cuda_shim, distributed, functions, methods
+from quickdev.limits.device import availability, cuda_shim, distributed, functions, methods
 from quickdev.limits.device.engine import DeviceEngine, DeviceUnavailable, resolve_device
 from quickdev.limits.patching import Patcher
 
@@ -24,6 +25,7 @@ def install(patcher: Patcher, requested: str, actual: str) -> DeviceEngine:
     methods.install(patcher, engine)
     if engine.cpu:
         cuda_shim.install(patcher, engine)
+        availability.install(patcher, engine)
         distributed.install(patcher, engine)
     functions.install(patcher, engine)
     return engine

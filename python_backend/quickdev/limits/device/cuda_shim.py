@@ -1,15 +1,15 @@
 """``torch.cuda`` as a GPU script wants it answered in a CPU-only job.
 
-``is_available()`` stays False and ``device_count()`` 0, so code with a CPU
-fallback takes it; the calls a GPU script makes unconditionally (``set_device``,
-memory statistics, streams, ``synchronize``, autocast, GradScaler) answer as an
-idle device would instead of failing in a build without CUDA.
+The calls a GPU script makes (``set_device``, memory statistics, streams,
+``synchronize``, autocast, GradScaler) answer as an idle device would instead of
+failing in a build without CUDA; ``availability`` answers whether there is one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -105,8 +105,6 @@ def _functions(engine: DeviceEngine) -> dict[str, Any]:
         return 0
 
     return {
-        "is_available": lambda: False,
-        "device_count": lambda: 0,
         "set_device": set_device,
         "current_device": zero,
         "get_device_name": lambda device=None: _properties().name,
@@ -114,6 +112,9 @@ def _functions(engine: DeviceEngine) -> dict[str, Any]:
         "get_device_capability": lambda device=None: (0, 0),
         "is_bf16_supported": lambda including_emulation=True: True,
         "synchronize": nothing,
+        "init": nothing,
+        "initial_seed": lambda: torch.initial_seed(),
+        "memory_summary": lambda device=None, abbreviated=False: "",
         "empty_cache": nothing,
         "ipc_collect": nothing,
         "memory_allocated": zero,
@@ -126,7 +127,7 @@ def _functions(engine: DeviceEngine) -> dict[str, Any]:
         "memory_stats": lambda device=None: {},
         "mem_get_info": lambda device=None: (_properties().total_memory,) * 2,
         "get_rng_state": lambda device="cuda": torch.get_rng_state(),
-        "get_rng_state_all": lambda: [],
+        "get_rng_state_all": lambda: [torch.get_rng_state()],
         "set_rng_state": nothing,
         "set_rng_state_all": nothing,
         "Stream": _Stream,
@@ -136,6 +137,15 @@ def _functions(engine: DeviceEngine) -> dict[str, Any]:
         "current_stream": lambda device=None: _Stream(),
         "default_stream": lambda device=None: _Stream(),
     }
+
+
+def _defining_module(name: str) -> Any:
+    """The submodule of torch.cuda that defines ``torch.cuda.<name>``, if another."""
+    original = getattr(torch.cuda, name, None)
+    module = sys.modules.get(getattr(original, "__module__", None) or "")
+    if module is None or module is torch.cuda or getattr(module, name, None) is not original:
+        return None
+    return module
 
 
 def _own(fn: Any) -> Any:
@@ -150,7 +160,12 @@ def _own(fn: Any) -> Any:
 
 def install(patcher: Patcher, engine: DeviceEngine) -> None:
     for name, value in _functions(engine).items():
-        patcher.set(torch.cuda, name, value if isinstance(value, type) else _own(value))
+        stand_in = value if isinstance(value, type) else _own(value)
+        # Also where torch defines it: libraries call torch.cuda.random.get_rng_state
+        # (Hugging Face's checkpoints) and torch.cuda.memory.memory_allocated.
+        for owner in (torch.cuda, _defining_module(name)):
+            if owner is not None:
+                patcher.set(owner, name, stand_in)
     _install_autocast(patcher, engine)
     _install_grad_scaler(patcher, engine)
 

@@ -78,10 +78,15 @@ class DeviceEngine:
         # The dtype a script's CUDA autocast asked for ("float16") before the CPU stood
         # in with bfloat16: the memory forecast names the script's own precision.
         self.autocast_asked: str | None = None
+        # Availability queries the script asked, answered as one CUDA device would.
+        self.answered: Counter[str] = Counter()
 
     def report(self) -> DeviceRemaps:
         return DeviceRemaps(
-            requested=self.requested, actual=str(self.actual), remaps=dict(self.remaps)
+            requested=self.requested,
+            actual=str(self.actual),
+            remaps=dict(self.remaps),
+            answered=dict(self.answered),
         )
 
     def count(self, idiom: str) -> None:

@@ -2,9 +2,9 @@
 
 A script that runs ``subprocess.run([sys.executable, "prep.py"])``, ``os.system("python
 write.py")`` or a ``multiprocessing`` spawn/forkserver worker starts a fresh interpreter
-that has no audit hook. The job puts ``child_site/`` first on ``PYTHONPATH`` and names
-its run directory in ``QUICKDEV_JOURNAL``: every Python interpreter started under the job
-imports that folder's ``sitecustomize`` at start-up, which calls ``join``: the child
+that has no audit hook. The job puts ``quickdev/child_site/`` first on ``PYTHONPATH``
+and names its run directory in ``QUICKDEV_JOURNAL``: every Python interpreter started
+under the job imports that folder's ``sitecustomize`` at start-up, which calls ``join``: the child
 appends its records to the job's log (``O_APPEND``, one whole line each) and the job
 restores everything when it ends. A ``sitecustomize`` of the environment's own is still
 run after ours. ``usercustomize`` would be simpler but is never imported in a virtual
@@ -15,8 +15,8 @@ hook and journal as they are and need nothing here.
 
 Not covered: children that are not Python (a shell's ``cp``, ``tar``, a compiled tool),
 a Python started with ``-S``, ``-I`` or ``-E`` (no ``sitecustomize``, or no
-``PYTHONPATH``), a Python that cannot import this package (another version), and child
-processes still running after the job ended.
+``PYTHONPATH``) and a Python that cannot import this package (another version). Child
+processes do not outlive the job (``quickdev.job.children``).
 """
 
 from __future__ import annotations
@@ -29,18 +29,23 @@ from quickdev.limits.patching import Patcher
 
 ENV = "QUICKDEV_JOURNAL"  # the run directory whose journal a child joins
 PACKAGE_ENV = "QUICKDEV_JOURNAL_PACKAGE"  # where the child imports quickdev from
-HOOK_DIR = Path(__file__).resolve().parent / "child_site"
+# quickdev/child_site: above the packages it calls into (the journal, child jobs).
+HOOK_DIR = Path(__file__).resolve().parents[2] / "child_site"
+
+
+def site_environment() -> dict[str, str]:
+    """What makes every Python the job starts import ``child_site``'s sitecustomize."""
+    paths = [str(HOOK_DIR), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    if paths.count(str(HOOK_DIR)) > 1:
+        paths.remove(str(HOOK_DIR))
+    return {PACKAGE_ENV: str(HOOK_DIR.parents[1]), "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def environment(run_dir: Path) -> dict[str, str]:
     """What the job's children inherit."""
-    paths = [str(HOOK_DIR), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    if paths.count(str(HOOK_DIR)) > 1:
-        paths.remove(str(HOOK_DIR))
     return {
         ENV: str(run_dir),
-        PACKAGE_ENV: str(HOOK_DIR.parents[3]),
-        "PYTHONPATH": os.pathsep.join(paths),
+        **site_environment(),
         # Bytecode a child's imports would write into the user's tree is not the job's.
         "PYTHONDONTWRITEBYTECODE": "1",
     }
