@@ -23,6 +23,7 @@ from quickdev import __version__
 from quickdev.options import (
     DEFAULT_BATCHES,
     DEFAULT_EVAL_FORWARDS,
+    DEFAULT_HUNT_STEPS,
     DEFAULT_TIMEOUT_S,
     DEFAULT_TRAIN_PASSES,
     ProfileOptions,
@@ -237,6 +238,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --wait-for-client: stop if no debugger attached by then (default %(default)s)",
     )
     dbg.add_argument(
+        "--find-nonfinite",
+        action="store_true",
+        help="run until the first NaN/Inf reaches the loss, a gradient or a parameter "
+        f"(default budget {DEFAULT_HUNT_STEPS} steps) and name the operation that made it; "
+        "under the debugger, stop there",
+    )
+    dbg.add_argument(
         "--debug-rank",
         type=_non_negative_int,
         metavar="R",
@@ -340,6 +348,7 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         retention=Retention(ns.runs_keep, ns.runs_max_size_mb),
         nproc=ns.nproc,
         debug_rank=ns.debug_rank,
+        find_nonfinite=ns.find_nonfinite,
     )
 
 

@@ -28,7 +28,8 @@ from quickdev.job.progress import ProgressWriter
 from quickdev.job.report import summarize
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
-from quickdev.limits.budget import Budget, StopJob
+from quickdev.limits.budget import NONFINITE, Budget, StopJob
+from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 from quickdev.options import RunOptions, resolve_budgets
@@ -98,6 +99,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
             train_passes=budgets.train_passes,
             loop_steps=budgets.loop_steps,
             eval_forwards=budgets.eval_forwards,
+            find_nonfinite=options.find_nonfinite,
         ),
         keep_outputs=options.keep_outputs,
     )
@@ -210,6 +212,13 @@ def _run_with_limits(
     except StopJob as stop:
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
         result.stop_advice = advice_for(stop.reason, target, options.batches)
+    except NonFiniteFound as found:
+        # The hunt's answer is a failure of the script, at the line that made the value.
+        result.status, result.stop_reason, exit_code = "failed", NONFINITE, EXIT_FAILED
+        result.error = found.error()
+        from quickdev.job.debugger import stop_at_nonfinite
+
+        stop_at_nonfinite(found)
     except JobKilled as killed:
         result.status, result.stop_reason = "killed", killed.reason
         exit_code = 128 + killed.signum
@@ -311,6 +320,7 @@ def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.limits.one_epoch_options = recorder.one_epoch_options
         result.limits.settings_changed = recorder.settings_changed
         result.device = recorder.device() if recorder.device else None
+        result.first_nonfinite = recorder.first_nonfinite
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:

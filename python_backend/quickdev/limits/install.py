@@ -7,7 +7,17 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from quickdev.events import EventHub
-from quickdev.limits import device, eager, epochs, fabric, journal, loaders, rebind, steps
+from quickdev.limits import (
+    device,
+    eager,
+    epochs,
+    fabric,
+    journal,
+    loaders,
+    nonfinite,
+    rebind,
+    steps,
+)
 from quickdev.limits.budget import Budget
 from quickdev.limits.hf import HuggingFaceLimits
 from quickdev.limits.journal import loggers
@@ -38,9 +48,12 @@ def install_limits(
     # Independent of each other: they patch different functions.
     eager.install(patcher)
     loaders.install(patcher, recorder, batches)
-    if not options.no_limits:
+    if not options.no_limits and not options.find_nonfinite:
+        # The hunt trains for its step budget: the script's epochs are left as they are.
         epochs.install(patcher, recorder.one_epoch_options, budget.allow_epochs)
     steps.install(patcher, recorder)
+    if options.find_nonfinite:
+        nonfinite.install(patcher, recorder, hub)
     # The device engine maps every device the script names onto this machine's.
     recorder.device = device.install(patcher, options.device, actual).report
     # The file journal sees every write, whoever makes it (torch.save, Lightning's and

@@ -7,13 +7,23 @@ the EventHub so observers (progress, scalars, profiler) see the same events.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
 
 from quickdev.events import EventHub
 from quickdev.limits.budget import TRAIN_PASSES, Budget, StopJob
 from quickdev.limits.journal.restore import Restored
-from quickdev.rundir.result import DeviceRemaps, LoaderStats, Output
+from quickdev.rundir.result import DeviceRemaps, LoaderStats, NonfiniteOrigin, Output
+
+
+class NonfiniteWatch(Protocol):
+    """What the limits tell the NaN hunt (limits/nonfinite/hunt.py)."""
+
+    fetching: bool  # a DataLoader is fetching a batch
+
+    def watch_loader(self, iterator: Iterator[Any]) -> None: ...
+    def batch_taken(self, loader: LoaderStats, batch: Any) -> None: ...
+    def before_backward(self, loss: Any) -> None: ...
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -67,6 +77,9 @@ class Recorder:
         self._evals_in_a_row = 0
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
         self._passes_beyond_budget = 0  # open passes past the train_passes budget
+        # --find-nonfinite: the hunt, and what it found.
+        self.nonfinite: NonfiniteWatch | None = None
+        self.first_nonfinite: NonfiniteOrigin | None = None
 
     def new_loader(self, origin: str) -> LoaderStats:
         stats = LoaderStats(origin=origin)
