@@ -63,8 +63,10 @@ node_modules: $(NODE_STAMP)
 ext-build: $(NODE_STAMP)
 	node esbuild.config.mjs
 
-# Type checks (strict tsc) and unit tests of the extension's pure parts.
+# Type checks (strict tsc) and unit tests of the extension's pure parts. out/ is rebuilt whole so a
+# moved or deleted test leaves no compiled copy behind; node --test finds tests in every subfolder.
 ext-check: ext-build
+	rm -rf out
 	node_modules/.bin/tsc -p .
 	node --test out/tests/extension/
 

@@ -1,15 +1,15 @@
 // Palette commands, the code lens commands the server's lenses carry, and the Runs view actions.
 import * as vscode from "vscode";
 import { attachToRunningJob, debugScript } from "./debug";
-import type { Jobs } from "./jobs";
-import { generateLaunchConfigurations } from "./launchConfig";
-import { showLog } from "./logger";
-import { LENS_COMMANDS, type RunSummary, parseLensArgument } from "./protocol";
-import type { QuickdevServer } from "./server";
-import type { ResultPanels } from "./resultPanel";
-import { registerRunActions } from "./runActions";
-import type { RunOutputs } from "./runOutput";
-import type { TensorBoardPanels } from "./tensorboardPanel";
+import type { Jobs } from "./jobs/jobs";
+import { generateLaunchConfigurations } from "./launch/launchConfig";
+import { showLog } from "./common/logger";
+import { LENS_COMMANDS, type RunSummary, parseLensArgument } from "./server/protocol";
+import type { QuickdevServer } from "./server/server";
+import type { ResultPanels } from "./results/resultPanel";
+import { registerRunActions } from "./runs/runActions";
+import type { RunOutputs } from "./jobs/runOutput";
+import type { TensorBoardPanels } from "./tensorboard/tensorboardPanel";
 
 /** The saved Python file in the editor, or undefined after telling the user why not. */
 async function currentScript(): Promise<string | undefined> {

@@ -124,6 +124,6 @@ def test_profiler_pins_are_the_same_everywhere() -> None:
     ]["profile"]
     assert pins and all("==" in pin for pin in pins)
     assert sorted(INSTALL_HINT.removeprefix("pip install ").split()) == sorted(pins)
-    check = (repo / "extension" / "pythonCheck.ts").read_text(encoding="utf-8")
+    check = (repo / "extension" / "server" / "pythonCheck.ts").read_text(encoding="utf-8")
     for pin in pins:
-        assert f'"{pin}"' in check, f"extension/pythonCheck.ts does not pin {pin}"
+        assert f'"{pin}"' in check, f"extension/server/pythonCheck.ts does not pin {pin}"

@@ -4,7 +4,7 @@
 // Talking to it directly, as the Python Debugger extension does for "connect", needs no adapter
 // process and no Python Debugger extension.
 import * as vscode from "vscode";
-import { log } from "../logger";
+import { log } from "../common/logger";
 import { type QuickdevConfiguration, adapterAddress } from "./configuration";
 
 export class AdapterFactory implements vscode.DebugAdapterDescriptorFactory {

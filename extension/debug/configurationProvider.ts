@@ -1,9 +1,9 @@
 // The `quickdev` configuration provider: fills in F5's default, then hands a configuration to
 // the launch or attach resolver once VS Code has substituted its variables.
 import * as vscode from "vscode";
-import type { Jobs } from "../jobs";
-import type { QuickdevServer } from "../server";
-import { ensureTrusted } from "../trust";
+import type { Jobs } from "../jobs/jobs";
+import type { QuickdevServer } from "../server/server";
+import { ensureTrusted } from "../common/trust";
 import { resolveAttach } from "./attachResolver";
 import { CURRENT_FILE_DEFAULT, type QuickdevConfiguration, isEmpty } from "./configuration";
 import { resolveLaunch } from "./launchResolver";

@@ -3,8 +3,8 @@
 // No Python Debugger extension is needed: attaching talks to the debugpy in the process itself.
 // One extension point per module; this one registers them.
 import * as vscode from "vscode";
-import type { Jobs } from "../jobs";
-import type { QuickdevServer } from "../server";
+import type { Jobs } from "../jobs/jobs";
+import type { QuickdevServer } from "../server/server";
 import { AdapterFactory } from "./adapterFactory";
 import { DEBUG_TYPE, type QuickdevConfiguration } from "./configuration";
 import { ConfigurationProvider } from "./configurationProvider";

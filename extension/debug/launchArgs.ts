@@ -1,7 +1,7 @@
 // A launch configuration, as Python users write it, turned into the server's startJob argument.
 // No vscode import: unit tests load this module under plain node.
-import { type Environment, mergeEnvironment } from "../environment";
-import type { JobMode, StartJobArgs } from "../protocol";
+import { type Environment, mergeEnvironment } from "../common/environment";
+import type { JobMode, StartJobArgs } from "../server/protocol";
 import type { QuickdevConfiguration } from "./configuration";
 
 /** `mode` wins; `"profile": true` stands for `"mode": "profile"`; a launch debugs by default. */

@@ -1,8 +1,8 @@
 // Resolves a launch configuration: `run` and `profile` start a job with progress and end the
 // launch there; `debug` starts the job under debugpy and becomes an attach to it.
 import * as vscode from "vscode";
-import { folderEnvironment } from "../folderEnvironment";
-import type { Jobs } from "../jobs";
+import { folderEnvironment } from "../common/folderEnvironment";
+import type { Jobs } from "../jobs/jobs";
 import { type QuickdevConfiguration, attachToStartedJob } from "./configuration";
 import { startJobArgs } from "./launchArgs";
 

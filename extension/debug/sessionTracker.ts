@@ -2,8 +2,8 @@
 // job when the user stops debugging (an attach session would otherwise leave it running).
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { Jobs } from "../jobs";
-import { log } from "../logger";
+import type { Jobs } from "../jobs/jobs";
+import { log } from "../common/logger";
 import type { QuickdevConfiguration } from "./configuration";
 import { fromAdapter, fromEditor } from "./sessionMessages";
 import { removeTemporaryBreakpoint, temporaryBreakpoint } from "./temporaryBreakpoints";

@@ -2,8 +2,8 @@
 // which first adds a breakpoint where the step begins) and "Attach to Running Job".
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { ATTACH_TO_RUNNING_JOB } from "../launchConfigs";
-import { ensureTrusted } from "../trust";
+import { ATTACH_TO_RUNNING_JOB } from "../launch/launchConfigs";
+import { ensureTrusted } from "../common/trust";
 import { DEBUG_TYPE, type QuickdevConfiguration } from "./configuration";
 import { addTemporaryBreakpoint, removeTemporaryBreakpoint } from "./temporaryBreakpoints";
 

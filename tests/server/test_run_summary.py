@@ -18,8 +18,10 @@ def test_hand_made_batches_count_as_batches(tmp_path: Path) -> None:
     assert run_summary(tmp_path, result)["batches"] == 5
 
 
-# The result the extension's page tests render (tests/extension/resultPage.test.ts).
-PAGE_FIXTURE = Path(__file__).resolve().parent.parent / "extension" / "fixtures" / "result.json"
+# The result the extension's page tests render (tests/extension/results/resultPage.test.ts).
+PAGE_FIXTURE = (
+    Path(__file__).resolve().parent.parent / "extension" / "results" / "fixtures" / "result.json"
+)
 
 
 def test_the_result_page_fixture_is_a_result_json_of_today() -> None:

@@ -129,7 +129,7 @@ def test_the_plugin_works_in_the_editor_s_sandboxed_frame(
     example_server: TensorBoardServer, example_run_name: str, tmp_path: Path
 ) -> None:
     """The webview frames TensorBoard with the sandbox the extension declares."""
-    source = (REPO / "extension" / "tensorboardPage.ts").read_text()
+    source = (REPO / "extension" / "tensorboard" / "tensorboardPage.ts").read_text()
     match = re.search(r'FRAME_SANDBOX = "([^"]*)"', source)
     assert match is not None
     poll("the run to be listed", lambda: example_run_name in listed_runs(example_server))

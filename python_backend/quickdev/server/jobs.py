@@ -44,7 +44,7 @@ FINISHED = frozenset({"passed", "failed", "stopped", "killed", "cancelled"})
 POLL_S = 0.1
 # The directory holding this server's quickdev package, put on the job's PYTHONPATH.
 # The PYTHONPATH the editor had before it added the server's bundled libraries; set by
-# the extension (extension/server.ts). Unset (a server run from a terminal): PYTHONPATH.
+# the extension (extension/server/server.ts). Unset (a server run from a terminal): PYTHONPATH.
 USER_PYTHONPATH_ENV = "QUICKDEV_USER_PYTHONPATH"
 
 

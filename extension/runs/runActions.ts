@@ -1,0 +1,49 @@
+// The Runs view's actions on a run: re-run, cancel, delete, compare with another.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { debugScript } from "../debug";
+import type { Jobs } from "../jobs/jobs";
+import { type RunSummary, isError } from "../server/protocol";
+import type { ResultPanels } from "../results/resultPanel";
+import { runLabel } from "./runFormat";
+import type { QuickdevServer } from "../server/server";
+
+export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: ResultPanels): vscode.Disposable[] {
+  const register = vscode.commands.registerCommand;
+  return [
+    // The same script in the same mode; the script's folder gives the environment as before.
+    register("quickdev.run.rerun", (run: RunSummary) =>
+      run.mode === "debug" ? debugScript(run.script) : jobs.run(run.mode === "profile" ? "profile" : "run", run.script),
+    ),
+    register("quickdev.run.cancel", (run: RunSummary) => jobs.cancel(run.runId)),
+    register("quickdev.run.delete", async (run: RunSummary) => {
+      const choice = await vscode.window.showWarningMessage(
+        `Delete run ${run.runId} of ${path.basename(run.script)} and everything it recorded?`,
+        { modal: true },
+        "Delete",
+      );
+      if (choice !== "Delete") {
+        return;
+      }
+      const answer = await server.command<{ deleted: string }>("quickdev.deleteRun", { runId: run.runId });
+      if (isError(answer)) {
+        void vscode.window.showErrorMessage(`Quickdev: ${answer.error}`);
+        return;
+      }
+      await jobs.refreshRuns();
+    }),
+    // Two runs selected in the view: those; one: pick the other from a list.
+    register("quickdev.run.compare", async (run: RunSummary, selected?: readonly RunSummary[]) => {
+      const chosen = (selected ?? []).filter((node): node is RunSummary => "runId" in node);
+      if (chosen.length === 2) {
+        return results.compare(chosen[0] as RunSummary, chosen[1] as RunSummary);
+      }
+      const others = jobs.knownRuns().filter((other) => other.runId !== run.runId);
+      const picked = await vscode.window.showQuickPick(
+        others.map((other) => ({ label: runLabel(other), description: other.runId, run: other })),
+        { title: `Compare ${run.runId} with…`, matchOnDescription: true },
+      );
+      return picked && results.compare(run, picked.run);
+    }),
+  ];
+}

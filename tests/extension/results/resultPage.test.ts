@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { test } from "node:test";
+import { resultHtml, sparkline } from "../../../extension/results/resultPage";
+
+// A result.json of today's schema (a Python test checks the file against the job's types).
+const FIXTURE = path.join(__dirname, "..", "..", "..", "..", "tests", "extension", "results", "fixtures", "result.json");
+const RESULT = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<string, unknown>;
+const CHANGES = ["one epoch: --epochs set to 1 (pass it explicitly to keep your value)", "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)"];
+
+test("the result page shows what a person looks for, not JSON", () => {
+  const page = resultHtml(RESULT, "abc", CHANGES);
+  for (const shown of [
+    "stopped",
+    "train_passes",
+    "3.3 s",
+    "1.870",
+    "<td>/w/train.py:80</td><td>2</td><td>2</td><td>[float32[8, 3, 32, 32], int64[8]] NaN/Inf</td>",
+    "<th>batches made by hand</th><td>3</td>",
+    "<td>/w/small_cnn.pt</td><td>changed: put back</td><td>/w/.quickdev/runs/r/outputs/small_cnn.pt</td>",
+    "<td>/w/old.ckpt</td><td>deleted: put back</td><td>—</td>",
+    "<td>Tensor.to</td><td>45</td>",
+    "512 MB",
+  ]) {
+    assert.ok(page.includes(shown), `the page lacks ${shown}`);
+  }
+  // What the job changed comes first, in the terminal's words.
+  assert.ok(page.indexOf("What Quickdev changed") < page.indexOf("Loaders"));
+  for (const line of CHANGES) {
+    assert.ok(page.includes(`<li>${line}</li>`), line);
+  }
+  // A loader that was made and never iterated is not listed.
+  assert.ok(!page.includes("/w/train.py:82"));
+  assert.match(page, /<svg class="sparkline"[^>]*aria-label="loss from 2\.310 to 1\.870 over 3 steps"/);
+  assert.ok(!page.includes('"optimizer_steps"'), "raw JSON on the page");
+});
+
+test("the page runs no script: its CSP allows only its own style", () => {
+  const page = resultHtml(RESULT, "n0nce");
+  assert.match(page, /content="default-src 'none'; style-src 'nonce-n0nce'"/);
+  assert.ok(!/<script/i.test(page));
+});
+
+test("values from the file are escaped, and a file of any shape still renders", () => {
+  const page = resultHtml({ ...RESULT, script: '<img src=x onerror="alert(1)">', error: { type: "ValueError", message: "<b>bad</b>", file: "/w/t.py", line: 3 } }, "n");
+  assert.ok(!page.includes("<img"));
+  assert.ok(page.includes("ValueError: &lt;b&gt;bad&lt;/b&gt;"));
+  assert.ok(page.includes("at /w/t.py:3"));
+  for (const odd of [null, [1, 2], "text", { losses: "many", loaders: [3, null], outputs: [null, 4], device: { remaps: [1] } }]) {
+    assert.match(resultHtml(odd, "n"), /<h1>Run /);
+  }
+  assert.ok(resultHtml(RESULT, "n", ["<b>x</b>"]).includes("<li>&lt;b&gt;x&lt;/b&gt;</li>"));
+});
+
+test("the sparkline needs two finite losses and scales them into its box", () => {
+  assert.equal(sparkline([]), "");
+  assert.equal(sparkline([1.0, Number.NaN]), "");
+  const svg = sparkline([4, 2, 0], 100, 20);
+  assert.match(svg, /points="0\.0,2\.0 50\.0,10\.0 100\.0,18\.0"/);
+});
+
+test("two runs compare side by side, loss per step with the difference", async () => {
+  const { compareHtml } = await import("../../../extension/results/comparePage");
+  const other = { ...RESULT, id: "second", status: "passed", losses: [2.31, 1.5], optimizer_steps: 4 };
+  const page = compareHtml(RESULT, other, "n");
+  assert.ok(page.includes("<th>20260102-030405-train-ab12</th><th>second</th>"));
+  assert.ok(page.includes("<td>status</td><td>stopped</td><td>passed</td>"));
+  assert.ok(page.includes("<td>2</td><td>2.050</td><td>1.500</td><td>-0.550</td>"));
+  assert.ok(page.includes("<td>3</td><td>1.870</td><td></td><td></td>"));
+  assert.equal((page.match(/<svg class="sparkline"/g) ?? []).length, 2);
+  assert.ok(!/<script/i.test(page));
+});

@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { isError, isFinished, parseLensArgument } from "../../../extension/server/protocol";
+import { describeRun, endMessage } from "../../../extension/runs/runFormat";
+
+test("lens arguments as the server sends them", () => {
+  assert.deepEqual(parseLensArgument({ script: "/w/train.py" }), { script: "/w/train.py", file: undefined, line: undefined });
+  assert.deepEqual(parseLensArgument({ script: "/w/train.py", file: "/w/model.py", line: 0 }), {
+    script: "/w/train.py",
+    file: "/w/model.py",
+    line: 0,
+  });
+  assert.equal(parseLensArgument({ script: "" }), undefined);
+  assert.equal(parseLensArgument({ script: "/w/t.py", line: -2 }), undefined);
+  assert.equal(parseLensArgument(["/w/t.py"]), undefined);
+});
+
+test("an error answer is recognised, a result is not", () => {
+  assert.ok(isError({ error: "script x not found; save it to disk first" }));
+  assert.ok(!isError({ runId: "r1", runDir: "/w/.quickdev/runs/r1" }));
+  assert.ok(isFinished("cancelled") && !isFinished("running"));
+});
+
+test("a run reads as the user would say it", () => {
+  const run = {
+    runId: "r1",
+    script: "/w/train.py",
+    mode: "run" as const,
+    status: "passed" as const,
+    started: "2026-01-02T03:04:05+00:00",
+    runDir: "/w/.quickdev/runs/r1",
+    resultFile: "/w/.quickdev/runs/r1/result.json",
+    outputFile: "/w/.quickdev/runs/r1/output.log",
+    durationS: 3.21,
+    batches: 6,
+    losses: [2.3, 1.98761],
+    changes: [],
+  };
+  assert.equal(describeRun(run), "passed · 3.2 s · 6 batches · loss 1.9876");
+  // A running job's progress says what it is doing; a finished one's stage is history.
+  assert.equal(describeRun({ ...run, status: "running", stage: "validate" }), "running · validate · 3.2 s · 6 batches · loss 1.9876");
+  // The job's stage "running" is no news next to the status.
+  assert.equal(describeRun({ ...run, status: "running", stage: "running" }), "running · 3.2 s · 6 batches · loss 1.9876");
+  assert.equal(describeRun({ ...run, stage: "validate" }), "passed · 3.2 s · 6 batches · loss 1.9876");
+  assert.equal(
+    endMessage({ ...run, status: "failed", error: { message: "RuntimeError: shape mismatch", file: "/w/model.py", line: 12 } }),
+    "Quickdev: train.py failed at model.py:12: RuntimeError: shape mismatch",
+  );
+  // What the job changed is in the message the editor shows at the end, as in the terminal.
+  const changes = ["one epoch: --epochs set to 1 (pass it explicitly to keep your value)", "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)"];
+  assert.equal(
+    endMessage({ ...run, status: "stopped", changes }),
+    `Quickdev: train.py stopped · 3.2 s · 6 batches · loss 1.9876 — ${changes.join("; ")}`,
+  );
+});
