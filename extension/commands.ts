@@ -85,6 +85,7 @@ export function registerCommands(
     register(LENS_COMMANDS.run, lensHandler((script) => jobs.run("run", script))),
     register(LENS_COMMANDS.profile, lensHandler((script) => jobs.run("profile", script))),
     register(LENS_COMMANDS.debug, lensHandler((script) => debugScript(script))),
+    register(LENS_COMMANDS.findNonfinite, lensHandler((script) => debugScript(script, undefined, true))),
     register(
       LENS_COMMANDS.debugStep,
       lensHandler((script, file, line) => debugScript(script, line === undefined ? undefined : { file: file ?? script, line })),

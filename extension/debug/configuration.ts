@@ -27,6 +27,8 @@ export interface QuickdevConfiguration extends vscode.DebugConfiguration {
   timeout?: number;
   device?: "auto" | "cpu";
   nproc?: number;
+  /** The NaN hunt: train until the first NaN/Inf and stop where it was made. */
+  findNonfinite?: boolean;
   connect?: { host?: string; port?: number };
   /** Set on the attach session a launch became: the run to cancel when the user stops. */
   quickdevRunId?: string;

@@ -42,6 +42,7 @@ export function startJobArgs(config: QuickdevConfiguration, fileEnv: Environment
     timeout: config.timeout,
     device: config.device,
     nproc: config.nproc,
+    findNonfinite: config.findNonfinite,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined && value !== "") {

@@ -11,8 +11,13 @@ import { addTemporaryBreakpoint, removeTemporaryBreakpoint } from "./temporaryBr
  * Debugs a script as a quick-dev job; with `at` (a file and 0-based line, e.g. a training step),
  * stops there first by adding a breakpoint that is removed again once hit (unless the user had
  * one there already). The breakpoint is the editor's own: the job needs not know where.
+ * `findNonfinite`: the NaN hunt, which stops where the first NaN/Inf was made.
  */
-export async function debugScript(script: string, at?: { file: string; line: number }): Promise<boolean> {
+export async function debugScript(
+  script: string,
+  at?: { file: string; line: number },
+  findNonfinite = false,
+): Promise<boolean> {
   if (!ensureTrusted()) {
     return false;
   }
@@ -21,9 +26,10 @@ export async function debugScript(script: string, at?: { file: string; line: num
   const config: QuickdevConfiguration = {
     type: DEBUG_TYPE,
     request: "launch",
-    name: `Quickdev: debug ${path.basename(script)}`,
+    name: `Quickdev: ${findNonfinite ? "find first NaN in" : "debug"} ${path.basename(script)}`,
     mode: "debug",
     script,
+    ...(findNonfinite ? { findNonfinite } : {}),
     cwd: folder?.uri.fsPath ?? path.dirname(script),
     quickdevTemporaryBreakpoint: temporaryId,
   };

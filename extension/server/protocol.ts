@@ -40,7 +40,8 @@ export interface RunSummary {
   outputFile: string;
   durationS: number;
   batches: number;
-  losses: number[];
+  /** A NaN or infinite loss is null: JSON has no NaN. */
+  losses: (number | null)[];
   /** What the run did that a plain `python` run would not (one epoch, device, outputs kept, the budget that stopped it): one line each, as the terminal summary words them; empty until it ends. */
   changes: string[];
   error?: RunError;
@@ -67,6 +68,8 @@ export interface StartJobArgs {
   timeout?: number;
   device?: "auto" | "cpu";
   nproc?: number;
+  /** The NaN hunt (`quickdev run --find-nonfinite`). */
+  findNonfinite?: boolean;
 }
 
 export interface StartJobAnswer {
@@ -111,6 +114,7 @@ export const PROTOCOL_FIELDS = {
     timeout: "optional",
     device: "optional",
     nproc: "optional",
+    findNonfinite: "optional",
   } satisfies Fields<StartJobArgs>,
   StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" } satisfies Fields<StartJobAnswer>,
   RunSummary: {
@@ -165,6 +169,7 @@ export const LENS_COMMANDS = {
   debug: "quickdev.lens.debug",
   profile: "quickdev.lens.profile",
   debugStep: "quickdev.lens.debugStep",
+  findNonfinite: "quickdev.lens.findNonfinite",
 } as const;
 
 export const RUN_CHANGED = "quickdev/runChanged";

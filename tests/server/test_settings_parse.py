@@ -41,7 +41,13 @@ def test_values_flat_or_under_the_section() -> None:
         assert settings.python == "/opt/env/bin/python"
         assert settings.batches == 5
         assert settings.runs_dir == "/srv/quickdev-runs"
-        assert settings.lenses == {"run": True, "debug": True, "profile": True, "step": False}
+        assert settings.lenses == {
+            "run": True,
+            "debug": True,
+            "profile": True,
+            "nonfinite": True,
+            "step": False,
+        }
 
 
 def test_bad_values_fall_back_with_one_line_each() -> None:

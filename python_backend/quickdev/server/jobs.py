@@ -80,6 +80,7 @@ class JobRequest:
     nproc: int | None = None
     keep_outputs: bool = False
     retention: Retention = RETENTION
+    find_nonfinite: bool = False  # the NaN hunt (--find-nonfinite)
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,8 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
         command += ["--device", request.device]
     if request.nproc is not None and request.nproc > 1:
         command += ["--nproc", str(request.nproc)]
+    if request.find_nonfinite:
+        command.append("--find-nonfinite")
     if request.mode == "debug":
         command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
     return [*command, str(request.script), "--", *request.args]

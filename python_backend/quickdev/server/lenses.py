@@ -1,4 +1,5 @@
-"""``textDocument/codeLens``: run/debug/profile on a script's entry point, debug on each step.
+"""``textDocument/codeLens``: run/debug/profile and "Find first NaN" on a script's entry
+point, debug on each step.
 
 Lenses come from the document's cached, incrementally updated analysis, so a request right
 after an edit re-parses only the statements the edit touched. They are answered as plain
@@ -27,6 +28,7 @@ ENTRY_LENSES = (
     ("run", "Quick-dev run", "quickdev.lens.run"),
     ("debug", "Debug", "quickdev.lens.debug"),
     ("profile", "Profile", "quickdev.lens.profile"),
+    ("nonfinite", "Find first NaN", "quickdev.lens.findNonfinite"),
 )
 STEP_LENS = ("step", "Debug this step", "quickdev.lens.debugStep")
 LIBRARY_DIRS = frozenset({"site-packages", "dist-packages"})

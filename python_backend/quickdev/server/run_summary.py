@@ -13,6 +13,7 @@ from typing import Any
 
 from quickdev.rundir.changes import changes
 from quickdev.rundir.ids import is_run_id, iso_utc
+from quickdev.rundir.jsonio import finite_json
 from quickdev.rundir.layout import RESULT_FILE, STDOUT_FILE
 from quickdev.rundir.process import run_alive
 from quickdev.rundir.result import JobResult
@@ -42,7 +43,7 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
         "outputFile": str((run_dir / STDOUT_FILE).absolute()),
         "durationS": _duration(run, result),
         "batches": max(batches, run.batches_done if run else 0),
-        "losses": list(result.losses) if result else [],
+        "losses": finite_json(list(result.losses)) if result else [],
         "changes": changes(result) if result else [],
     }
     failure = run.failure if run else _failure_on_disk(result)

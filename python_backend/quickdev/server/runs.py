@@ -20,6 +20,7 @@ from lsprotocol import types
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
 from quickdev.rundir.ids import is_run_id
+from quickdev.rundir.jsonio import finite_json
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.retention import Retention
@@ -190,6 +191,9 @@ class StartJob:
     nproc: int | None = field(
         default=None, metadata=problem('"nproc" must be a whole number ≥ 1, got {value!r}')
     )
+    findNonfinite: bool | None = field(
+        default=None, metadata=problem('"findNonfinite" must be true or false, got {value!r}')
+    )
 
 
 @dataclass(frozen=True)
@@ -253,6 +257,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         timeout_s=start.timeout,
         device=start.device,
         nproc=start.nproc,
+        find_nonfinite=bool(start.findNonfinite),
         keep_outputs=settings.keep_outputs,
         retention=Retention(settings.runs_keep, settings.runs_max_size_mb),
     )
@@ -310,6 +315,6 @@ async def get_run(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
 
 def _json_file(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return finite_json(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return None

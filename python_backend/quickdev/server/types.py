@@ -17,7 +17,7 @@ from quickdev.rundir.result import ErrorInfo
 from quickdev.rundir.retention import RETENTION
 from quickdev.server.documents import DocumentAnalyses
 
-LENS_KINDS = ("run", "debug", "profile", "step")
+LENS_KINDS = ("run", "debug", "profile", "nonfinite", "step")
 
 T = TypeVar("T")
 

@@ -29,7 +29,7 @@ test("every setting the code reads has exactly one default, in package.json, of 
     const expected = property.type === "integer" ? "number" : property.type;
     assert.equal(actual, expected, `quickdev.${key}'s default is a ${actual}`);
   }
-  assert.deepEqual(PROPERTIES["quickdev.lenses"]?.default, { run: true, debug: true, profile: true, step: true });
+  assert.deepEqual(PROPERTIES["quickdev.lenses"]?.default, { run: true, debug: true, profile: true, nonfinite: true, step: true });
   assert.equal(PROPERTIES["quickdev.batches"]?.default, 2);
 });
 

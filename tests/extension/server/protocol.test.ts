@@ -42,6 +42,8 @@ test("a run reads as the user would say it", () => {
   // The job's stage "running" is no news next to the status.
   assert.equal(describeRun({ ...run, status: "running", stage: "running" }), "running · 3.2 s · 6 batches · loss 1.9876");
   assert.equal(describeRun({ ...run, stage: "validate" }), "passed · 3.2 s · 6 batches · loss 1.9876");
+  // A loss that went NaN arrives as null (JSON has no NaN), and is said.
+  assert.equal(describeRun({ ...run, status: "failed", losses: [2.1, null] }), "failed · 3.2 s · 6 batches · loss NaN/Inf");
   assert.equal(
     endMessage({ ...run, status: "failed", error: { message: "RuntimeError: shape mismatch", file: "/w/model.py", line: 12 } }),
     "Quickdev: train.py failed at model.py:12: RuntimeError: shape mismatch",
