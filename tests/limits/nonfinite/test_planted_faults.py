@@ -170,3 +170,17 @@ def test_the_hunt_trains_for_its_step_budget(tmp_path: Path, given: list[str]) -
     assert limits["max_steps"] == (5 if given else 500)
     assert limits["train_passes"] is None
     assert run.result["optimizer_steps"] == (5 if given else 60)
+
+
+def test_a_nan_made_inside_the_call_that_takes_a_minus_inf_mask(tmp_path: Path) -> None:
+    """The mask's -inf is by design (softmax made it finite on the steps before); the NaN is
+    new in the attention call that met it, where the activations overflowed."""
+    script = "transformer_lm.py"
+    origin = found(hunt(script, tmp_path), script)
+    assert origin["op"] == "torch.nn.functional.multi_head_attention_forward"
+    assert origin["line"] == line_of(script, "output = self.transformer_encoder(src")
+    assert origin["module"] == "transformer_encoder.layers.0.self_attn"
+    assert (origin["phase"], origin["cause"], origin["step"]) == ("forward", "produced", 3)
+    mask_line = line_of(script, "return torch.log(torch.tril(")
+    assert f"-inf by design (torch.log at line {mask_line}" in origin["message"]
+    assert origin["output"]["nan"] > 0

@@ -13,7 +13,7 @@ import functools
 import logging
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -23,16 +23,15 @@ from torch.optim.optimizer import (
 )
 
 from quickdev.events import BaseObserver
+from quickdev.limits.nonfinite import data, sinks
 from quickdev.limits.nonfinite.backward import ForwardSite, backward_origin
-from quickdev.limits.nonfinite.found import FrameChain, NonFiniteFound
 from quickdev.limits.nonfinite.mode import HuntMode, in_place, results, written
 from quickdev.limits.nonfinite.provenance import Origin, Provenance
-from quickdev.limits.nonfinite.report import batch_row, report
 from quickdev.limits.nonfinite.sites import ModuleStack, frame_chain, op_name, user_frame
 from quickdev.limits.nonfinite.values import (
     all_finite,
-    first_nonfinite,
     floating,
+    kinds_of,
     nonfinite_argument,
     numbers_in,
     stats,
@@ -40,7 +39,7 @@ from quickdev.limits.nonfinite.values import (
 )
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
-from quickdev.rundir.result import LoaderStats, NonfiniteSample
+from quickdev.rundir.result import LoaderStats
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +64,12 @@ class Hunt(BaseObserver):
         self.fetching = False  # set by the DataLoader limit while a batch is fetched
         self.in_optimizer = False
         self._batches_taken = 0
-        self._indices: Any = None  # what the loader asked its dataset for, last
+        self.indices: Any = None  # what the loader asked its dataset for, last
         # What holds the user's frames (for the debugger): this step's, the last one's.
         self._held: list[list[Origin | ForwardSite]] = [[], []]
         self.recent: list[Origin] = []
+        # Origins (operation, line) whose non-finite values a later call made finite again.
+        self.by_design: set[tuple[str, str | None, int | None]] = set()
 
     def install(self, patcher: Patcher) -> None:
         self.stack.install(patcher)
@@ -159,6 +160,7 @@ class Hunt(BaseObserver):
                 if floating(target):
                     self._after_write(func, name, args, kwargs, target)
             return
+        finite = None
         for t in results(out, args):
             if not floating(t):
                 continue
@@ -166,8 +168,33 @@ class Hunt(BaseObserver):
                 self._watch_backward(func, t)
             if all_finite(t):
                 self.provenance.forget(t)
+                finite = True if finite is None else finite
             else:
+                finite = False
                 self._nonfinite(func, name, args, kwargs, t, None)
+        if finite and self.provenance:
+            self._note_absorbed(args, kwargs)
+
+    def _note_absorbed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """A call given non-finite values returned finite ones (softmax over a ``-inf``
+        mask): their origin is non-finite by design, here and on the steps to come."""
+        for x in tensors_in((args, kwargs)):
+            origin = self.provenance.of(x)
+            if (
+                origin is not None
+                and origin.site not in self.by_design
+                and floating(x)
+                and not all_finite(x)
+            ):
+                self.by_design.add(origin.site)
+
+    def _by_design(self, origin: Origin, t: torch.Tensor) -> bool:
+        """Whether ``t``'s NaN is new rather than passed on from ``origin``: its values are
+        non-finite by design and held no NaN (a mask's ``-inf`` meeting an overflow inside
+        one call, a row masked whole)."""
+        if origin.site not in self.by_design or origin.output is None or origin.output.nan:
+            return False
+        return bool(torch.isnan(t).any())
 
     def _after_write(
         self,
@@ -229,22 +256,40 @@ class Hunt(BaseObserver):
         """``t`` (or what was written of ``target``) holds a NaN/Inf: pass on the origin of
         a non-finite input, or make this call the origin."""
         origin = self.provenance.of(target) if target is not None else None
+        designed = origin if origin is not None and self._by_design(origin, t) else None
+        if designed is not None:
+            origin = None
         if origin is None:
             for x in tensors_in((args, kwargs)):
                 if x is t or x is target or not floating(x) or all_finite(x):
                     continue
-                origin = self.provenance.of(x) or self._origin(
-                    func, "input", args, kwargs, t, target
-                )
+                known = self.provenance.of(x)
+                if known is not None and self._by_design(known, t):
+                    designed = designed or known
+                    continue
+                origin = known or self._origin(func, "input", args, kwargs, t, target)
                 break
+        if origin is None and designed is not None:
+            origin = self._origin(func, "produced", args, kwargs, t, target)
+            origin.designed = designed.site
+            origin.designed_kinds = kinds_of(designed)
         if origin is None:
             detail = nonfinite_argument(args, kwargs)
             cause = "argument" if detail else ("input" if name in FROM_STORAGE else "produced")
             origin = self._origin(func, cause, args, kwargs, t, target, detail)
         self.provenance.mark(target if target is not None else t, origin)
-        if target is not None and _is_parameter(target):
+        if target is not None and self._is_parameter(target):
             name = self.stack.parameter_name(target)
-            self._reach(origin, f"the parameter {name}", self.step("optimizer"))
+            sinks.reach(self, origin, f"the parameter {name}", self.step("optimizer"))
+
+    def _is_parameter(self, t: torch.Tensor) -> bool:
+        """A write into a trainable leaf (which only an update under no_grad may make), or
+        into a parameter's memory through ``.data``: the parameter itself changed."""
+        if not t.is_leaf:
+            return False
+        if t.requires_grad:
+            return not torch.is_grad_enabled()
+        return self.stack.parameter_at(t) is not None
 
     def _origin(
         self,
@@ -257,18 +302,17 @@ class Hunt(BaseObserver):
         detail: str | None = None,
     ) -> Origin:
         frame = user_frame(sys._getframe(1))
-        updated = target is not None and _is_parameter(target)
+        updated = target is not None and self._is_parameter(target)
         phase = "optimizer" if updated else self.phase()
         module = self.stack.path(self.stack.current())
         if updated:
             module = self.stack.parameter_owner(target)
         if detail is None and cause == "produced":
             detail = numbers_in(args, kwargs)
-        inputs = [
-            stats(x)
-            for x in tensors_in((args, kwargs))
-            if x is not t and x is not target and floating(x)
-        ]
+        inputs: list[torch.Tensor] = []
+        for x in tensors_in((args, kwargs)):
+            if x is not t and x is not target and floating(x) and all(x is not i for i in inputs):
+                inputs.append(x)
         origin = Origin(
             op=op_name(func),
             cause=cause,
@@ -279,7 +323,7 @@ class Hunt(BaseObserver):
             function=frame.f_code.co_name if frame else None,
             module=module,
             detail=detail,
-            inputs=inputs[:MAX_INPUTS_SHOWN],
+            inputs=[stats(x) for x in inputs[:MAX_INPUTS_SHOWN]],
             output=stats(t),
             frames=frame_chain(frame),
         )
@@ -311,113 +355,29 @@ class Hunt(BaseObserver):
         except Exception:
             self.broken()
 
-    # --- data ---------------------------------------------------------------------------
+    # --- data and the places where a value counts (data.py, sinks.py) -------------------
 
     def watch_loader(self, iterator: Iterator[Any]) -> None:
-        """Remember the dataset indices of each batch (the loader's own iterator)."""
-        next_index = getattr(iterator, "_next_index", None)
-        if next_index is None:
-            return
-
-        def remembered() -> Any:
-            self._indices = next_index()
-            return self._indices
-
-        with suppress(AttributeError):
-            iterator._next_index = remembered  # type: ignore[attr-defined]
+        data.watch_loader(self, iterator)
 
     def batch_taken(self, loader: LoaderStats, batch: Any) -> None:
         self._batches_taken += 1
-        if not self.active:
-            return
-        try:
-            with self.checking():
-                for t in tensors_in(batch):
-                    if floating(t) and not all_finite(t):
-                        loader.nonfinite = True
-                        self._sample(loader, t)
-        except Exception:
-            self.broken()
-
-    def _sample(self, loader: LoaderStats, t: torch.Tensor) -> None:
-        origin = self.provenance.of(t)
-        if origin is None:
-            origin = _data_origin(t, self.step("data"))
-            self.keep(origin)
-        if origin.sample is None:
-            row = batch_row(t)
-            indices = self._indices
-            index = None
-            if isinstance(indices, list | tuple) and row < len(indices):
-                index = indices[row] if isinstance(indices[row], int) else None
-            elif isinstance(indices, int):
-                index = indices
-            origin.sample = NonfiniteSample(loader=loader.origin, row=row, dataset_index=index)
-        self.provenance.mark(t, origin)
-
-    # --- where a non-finite value counts -------------------------------------------------
+        if self.active:
+            data.check_batch(self, loader, batch)
 
     def before_backward(self, loss: Any) -> None:
-        if not self.active or not isinstance(loss, torch.Tensor) or not floating(loss):
-            return
-        with self.checking():
-            finite = all_finite(loss)
-        if not finite:
-            origin = self.provenance.of(loss) or self._fallback("forward")
-            self._reach(origin, "the loss", self.step("forward"))
+        if self.active:
+            sinks.check_loss(self, loss)
 
     def _before_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_optimizer = True
-        if not self.active:
-            return
-        with self.checking():
-            parameters = [p for p in _parameters(optimizer) if p.grad is not None]
-            grads = [p.grad for p in parameters if p.grad is not None]
-            bad = first_nonfinite([g for g in grads if floating(g)])
-        if bad is not None:
-            parameter, grad = parameters[bad], grads[bad]
-            origin = self.provenance.of(grad) or self._fallback("backward")
-            name = self.stack.parameter_name(parameter)
-            self._reach(origin, f"the gradient of {name}", self.step("optimizer"))
+        if self.active:
+            sinks.check_gradients(self, optimizer)
 
     def _after_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_optimizer = False
-        if not self.active:
-            return
-        with self.checking():
-            parameters = [p for p in _parameters(optimizer) if floating(p)]
-            bad = first_nonfinite(parameters)
-        if bad is not None:
-            parameter = parameters[bad]
-            origin = self.provenance.of(parameter) or self._fallback("optimizer")
-            name = self.stack.parameter_name(parameter)
-            self._reach(origin, f"the parameter {name}", self.recorder.steps)
-
-    def _fallback(self, phase: str) -> Origin:
-        """A sink holds a value whose origin is not on record: the latest origin of that
-        phase, else one for the place the value was found."""
-        for origin in reversed(self.recent):
-            if origin.phase == phase:
-                return origin
-        frame = user_frame(sys._getframe(2))
-        return Origin(
-            op="an operation the hunt did not see",
-            cause="input",
-            phase=phase,
-            step=self.step(phase),
-            file=frame.f_code.co_filename if frame else None,
-            line=frame.f_lineno if frame else None,
-            function=frame.f_code.co_name if frame else None,
-            module=None,
-            frames=frame_chain(frame),
-        )
-
-    def _reach(self, origin: Origin, reached: str, step: int) -> None:
-        self.active = False
-        found = report(origin, reached, step)
-        self.recorder.first_nonfinite = found
-        chain: FrameChain = origin.frames or frame_chain(user_frame(sys._getframe(1)))
-        raise NonFiniteFound(found, chain)
+        if self.active:
+            sinks.check_parameters(self, optimizer)
 
 
 def _metadata(node: Any) -> dict[str, Any]:
@@ -425,32 +385,3 @@ def _metadata(node: Any) -> dict[str, Any]:
     traceback, ours: the mark of a hooked node)."""
     metadata: dict[str, Any] = node.metadata
     return metadata
-
-
-def _is_parameter(t: torch.Tensor) -> bool:
-    """A write into a trainable leaf, which only an update (optimizer or by hand, under
-    no_grad) may make: the parameter itself changed."""
-    return t.is_leaf and t.requires_grad and not torch.is_grad_enabled()
-
-
-def _parameters(optimizer: Any) -> Iterator[torch.Tensor]:
-    for group in getattr(optimizer, "param_groups", []):
-        for p in group.get("params", []):
-            if isinstance(p, torch.Tensor):
-                yield p
-
-
-def _data_origin(t: torch.Tensor, step: int) -> Origin:
-    frame = user_frame(sys._getframe(3))
-    return Origin(
-        op="a DataLoader batch",
-        cause="input",
-        phase="data",
-        step=step,
-        file=frame.f_code.co_filename if frame else None,
-        line=frame.f_lineno if frame else None,
-        function=frame.f_code.co_name if frame else None,
-        module=None,
-        output=stats(t),
-        frames=frame_chain(frame),
-    )

@@ -38,6 +38,14 @@ class Origin:
     # The user's frames when it ran, for the debugger; let go two steps later (hunt.py).
     frames: FrameChain | None = None
     sample: NonfiniteSample | None = None
+    # Produced from an input non-finite by design (a -inf mask): that input's origin site.
+    designed: tuple[str, str | None, int | None] | None = None
+    designed_kinds: str = ""
+
+    @property
+    def site(self) -> tuple[str, str | None, int | None]:
+        """The operation and the user's line: the same for a mask made anew on every step."""
+        return (self.op, self.file, self.line)
 
 
 def storage_key(t: torch.Tensor) -> int | None:
@@ -51,6 +59,9 @@ def storage_key(t: torch.Tensor) -> int | None:
 class Provenance:
     def __init__(self) -> None:
         self._by_storage: dict[int, Origin] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._by_storage)
 
     def of(self, t: torch.Tensor) -> Origin | None:
         if not self._by_storage:

@@ -62,8 +62,15 @@ def _what(origin: Origin, values: str) -> str:
         if origin.cause == "produced":
             return f"{values} from the backward of {op}{function}, from finite gradients"
         return f"{values} in the gradients reaching the backward of {op}{function}"
+    given = f" ({origin.detail})" if origin.detail else ""
+    if origin.cause == "produced" and origin.designed is not None:
+        designed_op, _, designed_line = origin.designed
+        at = f" at line {designed_line}" if designed_line is not None else ""
+        return (
+            f"{values} from {op}{given}, from an input holding {origin.designed_kinds} by "
+            f"design ({designed_op}{at}, made finite again on earlier calls)"
+        )
     if origin.cause == "produced":
-        given = f" ({origin.detail})" if origin.detail else ""
         return f"{values} from {op}{given}, from finite inputs"
     if origin.cause == "argument":
         return f"{values} given to {op} ({origin.detail})"

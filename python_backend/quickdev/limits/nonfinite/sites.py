@@ -7,10 +7,12 @@ import weakref
 from types import FrameType
 from typing import Any
 
+import torch
 from torch import nn
 from torch.overrides import resolve_name
 
 from quickdev.limits.nonfinite.found import FrameChain
+from quickdev.limits.nonfinite.provenance import storage_key
 from quickdev.limits.patching import Patcher
 from quickdev.limits.user_code import is_user_file
 
@@ -92,6 +94,18 @@ class ModuleStack:
             name = self._names_in(root).get(id(inner))
         return name or type(inner).__name__
 
+    def parameter_at(self, t: torch.Tensor) -> str | None:
+        """The name of the parameter whose memory ``t`` is: the parameter itself, or its
+        ``.data`` (hand-written SGD updates through it, with grad on)."""
+        key = storage_key(t)
+        if key is None:
+            return None
+        for root in list(self.roots):
+            for name, p in root.named_parameters():
+                if storage_key(p) == key and p.shape == t.shape:
+                    return name
+        return None
+
     def parameter_owner(self, parameter: Any) -> str | None:
         """The path of the module holding ``parameter`` (``fc`` for ``fc.weight``)."""
         name = self.parameter_name(parameter)
@@ -108,6 +122,9 @@ class ModuleStack:
             for name, p in root.named_parameters():
                 if p is parameter:
                     return name
+        found = self.parameter_at(parameter)
+        if found is not None:
+            return found
         shape = "x".join(str(d) for d in parameter.shape)
         return f"parameter [{shape}]"
 

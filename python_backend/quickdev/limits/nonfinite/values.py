@@ -80,11 +80,15 @@ def nonfinite_argument(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str 
 
 
 def numbers_in(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str | None:
-    """The Python numbers a call was given (``alpha=-0.01``, ``2.0``): a learning rate or a
-    scale that makes finite inputs overflow is one of them."""
-    shown = [f"{v:g}" for v in args if isinstance(v, float)]
-    shown += [f"{k}={v:g}" for k, v in kwargs.items() if isinstance(v, float)]
+    """The very large or very small Python numbers a call was given (``value=-1.9e+38``): a
+    learning rate or a scale that makes finite inputs overflow is one of them."""
+    shown = [f"{v:g}" for v in args if _extreme(v)]
+    shown += [f"{k}={v:g}" for k, v in kwargs.items() if _extreme(v)]
     return ", ".join(shown[:3]) or None
+
+
+def _extreme(value: Any) -> bool:
+    return isinstance(value, float) and (abs(value) >= 1e4 or 0 < abs(value) <= 1e-6)
 
 
 def _nonfinite_value(value: Any, budget: list[int], depth: int) -> str | None:
@@ -126,6 +130,11 @@ def kinds(t: TensorStats) -> str:
     """``NaN``, ``inf``, ``-inf`` or several, joined: what a tensor holds that is not finite."""
     names = [("NaN", t.nan), ("inf", t.posinf), ("-inf", t.neginf)]
     return ", ".join(name for name, count in names if count) or "NaN"
+
+
+def kinds_of(origin: Any) -> str:
+    """What an origin's output held that is not finite (``-inf``)."""
+    return kinds(origin.output) if origin.output is not None else "NaN/Inf"
 
 
 def stats(t: torch.Tensor) -> TensorStats:
