@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from quickdev.limits.nonfinite.hunt import BROKEN
 
 from tests.support.cli import QuickdevRun, quickdev_run
 
@@ -21,7 +22,9 @@ SCRIPTS = Path(__file__).parent / "scripts"
 
 def hunt(script: str, cwd: Path, *options: str, script_args: tuple[str, ...] = ()) -> QuickdevRun:
     command = ["--find-nonfinite", "--runs-dir", str(cwd / "runs"), *options]
-    return quickdev_run(*command, str(SCRIPTS / script), *script_args, cwd=cwd, timeout=300)
+    run = quickdev_run(*command, str(SCRIPTS / script), *script_args, cwd=cwd, timeout=300)
+    assert BROKEN not in run.stderr, run.stderr  # the hunt checked to the end
+    return run
 
 
 def line_of(script: str, text: str) -> int:
@@ -184,3 +187,21 @@ def test_a_nan_made_inside_the_call_that_takes_a_minus_inf_mask(tmp_path: Path) 
     mask_line = line_of(script, "return torch.log(torch.tril(")
     assert f"-inf by design (torch.log at line {mask_line}" in origin["message"]
     assert origin["output"]["nan"] > 0
+
+
+def test_a_lightning_module_trained_for_epochs(tmp_path: Path) -> None:
+    """The Trainer trains past fast_dev_run's batches for the hunt. The probabilities
+    underflow to subnormals there: log stays finite, its derivative 1/p overflows."""
+    script = "lightning_log_loss.py"
+    run = hunt(script, tmp_path)
+    origin = found(run, script)
+    assert origin["op"] == "torch.log"
+    assert origin["line"] == line_of(script, "log_probs = torch.log(")
+    assert (origin["phase"], origin["cause"], origin["module"]) == ("backward", "produced", None)
+    # Lightning runs forward and backward inside optimizer.step(closure): the first sink is
+    # the parameter the step updated, named from the LightningModule.
+    assert origin["reached"] == "the parameter net.0.weight"
+    assert origin["step"] == origin["reached_step"] > 5
+    # Past fast_dev_run's two batches and its one epoch: the script's max_epochs was kept.
+    assert run.result is not None
+    assert not any("max_epochs" in s for s in run.result["limits"]["settings_changed"])

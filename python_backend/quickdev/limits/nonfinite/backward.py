@@ -29,13 +29,13 @@ class ForwardSite:
     """Where a forward call ran, kept with its node until backward. The frame itself is let
     go two training steps later (a frame holds its locals: the step's tensors)."""
 
-    __slots__ = ("file", "frame", "func", "function", "line", "modules", "step")
+    __slots__ = ("file", "frame", "func", "function", "line", "module", "step")
 
     def __init__(
         self,
         func: Callable[..., Any],
         frame: FrameType | None,
-        modules: tuple[nn.Module, nn.Module] | None,
+        module: nn.Module | None,
         step: int,
     ) -> None:
         self.func = func
@@ -43,7 +43,7 @@ class ForwardSite:
         self.line = frame.f_lineno if frame else None
         self.file = frame.f_code.co_filename if frame else None
         self.function = frame.f_code.co_name if frame else None
-        self.modules = modules
+        self.module = module
         self.step = step
 
     @property
@@ -92,7 +92,7 @@ def _origin(
         file=site.file,
         line=site.line,
         function=site.function,
-        module=hunt.stack.path(site.modules),
+        module=hunt.modules.path(site.module),
         detail=node.name() if node is not None else None,
         inputs=[stats(g) for g in incoming[:4]],
         output=stats(produced),

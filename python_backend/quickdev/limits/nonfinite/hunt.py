@@ -26,8 +26,9 @@ from quickdev.events import BaseObserver
 from quickdev.limits.nonfinite import data, sinks
 from quickdev.limits.nonfinite.backward import ForwardSite, backward_origin
 from quickdev.limits.nonfinite.mode import HuntMode, in_place, results, written
+from quickdev.limits.nonfinite.modules import Modules
 from quickdev.limits.nonfinite.provenance import Origin, Provenance
-from quickdev.limits.nonfinite.sites import ModuleStack, frame_chain, op_name, user_frame
+from quickdev.limits.nonfinite.sites import frame_chain, op_name, user_frame
 from quickdev.limits.nonfinite.values import (
     all_finite,
     floating,
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 # Calls whose values come from outside the code: a storage read from a file or buffer.
 FROM_STORAGE = frozenset({"set_", "frombuffer", "from_file", "from_dlpack"})
 MAX_INPUTS_SHOWN = 4
+BROKEN = "quickdev: the NaN hunt stopped checking after an internal error"
 # Frames held for the debugger at most (an evaluation loop takes no training step).
 MAX_HELD = 20_000
 # Autograd nodes one call may add (a composite function's inner ones); the key that marks
@@ -58,7 +60,7 @@ class Hunt(BaseObserver):
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
         self.provenance = Provenance()
-        self.stack = ModuleStack()
+        self.modules = Modules()
         self.active = True
         self.busy = False  # the hunt's own torch calls, outside the mode's handler
         self.fetching = False  # set by the DataLoader limit while a batch is fetched
@@ -72,7 +74,7 @@ class Hunt(BaseObserver):
         self.by_design: set[tuple[str, str | None, int | None]] = set()
 
     def install(self, patcher: Patcher) -> None:
-        self.stack.install(patcher)
+        self.modules.install(patcher)
         pre = register_optimizer_step_pre_hook(self._before_optimizer_step)
         post = register_optimizer_step_post_hook(self._after_optimizer_step)
         patcher.on_undo(pre.remove)
@@ -99,9 +101,16 @@ class Hunt(BaseObserver):
             self.busy = False
 
     def broken(self) -> None:
-        """A check failed (a tensor type it does not know): said once, the script goes on."""
+        """A check failed (a tensor type it does not know): the script goes on, and the user
+        is told once, so that "nothing found" is not taken for an answer."""
         if self.active:
             log.warning("the NaN hunt stopped checking after an error", exc_info=True)
+            error = sys.exc_info()[1]
+            stderr = sys.__stderr__ or sys.stderr
+            stderr.write(
+                f"{BROKEN}: {type(error).__name__}: {error} (step {self.recorder.steps}; "
+                "see job.log)\n"
+            )
         self.active = False
 
     # --- where the job is --------------------------------------------------------------
@@ -111,7 +120,7 @@ class Hunt(BaseObserver):
             return "data"
         if self.in_optimizer:
             return "optimizer"
-        if self.stack.modules or len(self.stack.roots) or self._batches_taken:
+        if self.modules.running or len(self.modules.roots) or self._batches_taken:
             return "forward"
         return "setup" if not self.recorder.steps else "forward"
 
@@ -226,7 +235,7 @@ class Hunt(BaseObserver):
         if node is None or _HOOKED in _metadata(node):
             return
         frame = user_frame(sys._getframe(3))
-        site = ForwardSite(func, frame, self.stack.current(), self.step("forward"))
+        site = ForwardSite(func, frame, self.modules.current(), self.step("forward"))
         self._hold(site)
         hook = functools.partial(self.after_backward_function, site)
         todo = [node]
@@ -279,7 +288,7 @@ class Hunt(BaseObserver):
             origin = self._origin(func, cause, args, kwargs, t, target, detail)
         self.provenance.mark(target if target is not None else t, origin)
         if target is not None and self._is_parameter(target):
-            name = self.stack.parameter_name(target)
+            name = self.modules.parameter_name(target)
             sinks.reach(self, origin, f"the parameter {name}", self.step("optimizer"))
 
     def _is_parameter(self, t: torch.Tensor) -> bool:
@@ -289,7 +298,7 @@ class Hunt(BaseObserver):
             return False
         if t.requires_grad:
             return not torch.is_grad_enabled()
-        return self.stack.parameter_at(t) is not None
+        return self.modules.parameter_at(t) is not None
 
     def _origin(
         self,
@@ -304,9 +313,9 @@ class Hunt(BaseObserver):
         frame = user_frame(sys._getframe(1))
         updated = target is not None and self._is_parameter(target)
         phase = "optimizer" if updated else self.phase()
-        module = self.stack.path(self.stack.current())
+        module = self.modules.path(self.modules.current())
         if updated:
-            module = self.stack.parameter_owner(target)
+            module = self.modules.parameter_owner(target)
         if detail is None and cause == "produced":
             detail = numbers_in(args, kwargs)
         inputs: list[torch.Tensor] = []

@@ -39,7 +39,7 @@ def check_gradients(hunt: Hunt, optimizer: Any) -> None:
         bad = first_nonfinite([g for g in grads if floating(g)])
     if bad is not None:
         origin = hunt.provenance.of(grads[bad]) or fallback(hunt, "backward")
-        name = hunt.stack.parameter_name(parameters[bad])
+        name = hunt.modules.parameter_name(parameters[bad])
         reach(hunt, origin, f"the gradient of {name}", hunt.step("optimizer"))
 
 
@@ -49,7 +49,7 @@ def check_parameters(hunt: Hunt, optimizer: Any) -> None:
         bad = first_nonfinite(parameters)
     if bad is not None:
         origin = hunt.provenance.of(parameters[bad]) or fallback(hunt, "optimizer")
-        name = hunt.stack.parameter_name(parameters[bad])
+        name = hunt.modules.parameter_name(parameters[bad])
         reach(hunt, origin, f"the parameter {name}", hunt.recorder.steps)
 
 
