@@ -6,8 +6,11 @@ function produced. A non-finite value gets an *origin*: the operation that made 
 finite inputs, or the one that was given it (a ``-inf`` fill, a numpy array holding NaN);
 operations fed a non-finite value pass their input's origin on (``provenance.py``). Nothing
 is blamed yet: an attention mask filled with ``-inf`` is non-finite by design, and softmax
-makes it finite again. Only when a non-finite value reaches the loss, a parameter's gradient
-or a parameter (``hunt.py``) is its origin reported, and the job ends there.
+makes it finite again (a NaN new in a call that meets such a value is that call's). Only
+when a non-finite value reaches the loss, a parameter's gradient or a parameter
+(``sinks.py``) is its origin reported (``report.py``), and the job ends there. ``hunt.py``
+holds the state; ``modules.py`` names modules and parameters, ``sites.py`` the user's
+line, ``data.py`` ties a value to its DataLoader sample.
 
 This package is torch-free at import (the job imports ``found`` before torch); ``install``
 imports the rest.
