@@ -28,7 +28,8 @@ Located = tuple[int, StatementFacts]  # (0-based line where the statement starts
 
 
 def resolve(statements: Iterable[Located]) -> Analysis:
-    # One pass over the statements; this runs on every lens request after an edit.
+    # One pass over the statements; this runs on every lens request after an edit, over
+    # every statement of the file: loops, not generators, and empty facts skipped cheaply.
     classes: list[tuple[int, ClassFact]] = []
     functions: list[tuple[int, FunctionFact]] = []
     aliases: dict[str, str] = {}
@@ -40,29 +41,32 @@ def resolve(statements: Iterable[Located]) -> Analysis:
     imports_torch = False
     for start, facts in statements:
         imports_torch = imports_torch or facts.imports_torch
-        classes.extend((start, c) for c in facts.classes)
-        functions.extend((start, f) for f in facts.functions)
-        aliases.update(facts.aliases)
-        trainer_names.update(facts.trainer_names)
-        fit_calls.extend((start, f) for f in facts.fit_calls)
+        for c in facts.classes:
+            classes.append((start, c))
+        for f in facts.functions:
+            functions.append((start, f))
+        if facts.aliases:
+            aliases.update(facts.aliases)
+        if facts.trainer_names:
+            trainer_names.update(facts.trainer_names)
+        for fit in facts.fit_calls:
+            fit_calls.append((start, fit))
         if facts.main_guard is not None:
             entries.append(EntryPoint("main_guard", start + facts.main_guard))
         if facts.main_call is not None:
             entries.append(EntryPoint("main_call", start + facts.main_call))
         if facts.top_level_loop is not None:
             loops.append(EntryPoint("top_level_loop", start + facts.top_level_loop))
-        knobs.extend(replace(k, line=start + k.line) for k in facts.knobs)
+        for k in facts.knobs:
+            knobs.append(replace(k, line=start + k.line))
 
-    lightning, modules, datasets = _hierarchy(
+    hierarchy = _hierarchy(
         tuple(sorted(aliases.items())), tuple((c.name, c.bases) for _, c in classes)
     )
     steps: list[Step] = []
     for start, cls in classes:
-        for m in cls.methods:
-            kind = _method_kind(m.name, cls.name, lightning, modules, datasets)
-            if kind is not None:
-                qualname = f"{cls.name}.{m.name}"
-                steps.append(Step(kind, qualname, start + m.line, start + m.body_line))
+        for kind, qualname, line, body_line in _class_steps(cls, hierarchy):
+            steps.append(Step(kind, qualname, start + line, start + body_line))
     steps.extend(
         Step("loop_step", f.name, start + f.line, start + f.body_line)
         for start, f in functions
@@ -84,6 +88,23 @@ def resolve(statements: Iterable[Located]) -> Analysis:
         knobs=tuple(sorted(knobs, key=lambda k: k.line)),
         uses_lightning_trainer=any(fit.lightning for _, fit in fits),
     )
+
+
+Hierarchy = tuple[frozenset[str], frozenset[str], frozenset[str]]
+_RelativeStep = tuple[StepKind, str, int, int]
+
+
+# What a class's methods are, relative to its statement, per hierarchy: the same for every
+# class an edit did not touch (facts are kept between edits), so computed once for it.
+@functools.lru_cache(maxsize=4096)
+def _class_steps(cls: ClassFact, hierarchy: Hierarchy) -> tuple[_RelativeStep, ...]:
+    lightning, modules, datasets = hierarchy
+    steps = []
+    for m in cls.methods:
+        kind = _method_kind(m.name, cls.name, lightning, modules, datasets)
+        if kind is not None:
+            steps.append((kind, f"{cls.name}.{m.name}", m.line, m.body_line))
+    return tuple(steps)
 
 
 @functools.lru_cache(maxsize=64)
