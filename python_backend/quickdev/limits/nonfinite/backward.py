@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 class ForwardSite:
     """Where a forward call ran, kept with its node until backward. The frame itself is let
-    go two training steps later (a frame holds its locals: the step's tensors)."""
+    go when the training step ends (a frame holds its locals: the step's tensors)."""
 
     __slots__ = ("file", "frame", "func", "function", "line", "module", "step")
 

@@ -4,7 +4,7 @@ places where one counts (the loss, a parameter's gradient, a parameter), where t
 ``Hunt`` is the object the job's other parts talk to: the mode calls ``after_op``, backward
 hooks ``after_backward_function``, the DataLoader limit ``batch_taken``, the loss recorder
 ``before_backward``; the optimizer hooks check gradients and parameters around each step.
-It is a job observer too: a training step lets go of the frames held two steps ago.
+It is a job observer too: at the end of each training step it lets go of the frames it held.
 """
 
 from __future__ import annotations
@@ -67,8 +67,9 @@ class Hunt(BaseObserver):
         self.in_optimizer = False
         self._batches_taken = 0
         self.indices: Any = None  # what the loader asked its dataset for, last
-        # What holds the user's frames (for the debugger): this step's, the last one's.
-        self._held: list[list[Origin | ForwardSite]] = [[], []]
+        # What holds the user's frames (for the debugger), this training step's: a frame
+        # keeps its locals alive, so they are let go when the step ends.
+        self._held: list[Origin | ForwardSite] = []
         self.recent: list[Origin] = []
         # Origins (operation, line) whose non-finite values a later call made finite again.
         self.by_design: set[tuple[str, str | None, int | None]] = set()
@@ -135,16 +136,15 @@ class Hunt(BaseObserver):
 
     def on_train_step(self, step: int, step_time_s: float) -> None:
         self.in_optimizer = False
-        self._release(self._held.pop(0))
-        self._held.append([])
+        self._release(self._held)
+        self._held = []
         del self.recent[: max(len(self.recent) - 100, 0)]
 
     def _hold(self, item: Origin | ForwardSite) -> None:
-        current = self._held[-1]
-        current.append(item)
-        if len(current) > MAX_HELD:
-            self._release(current[: MAX_HELD // 2])
-            del current[: MAX_HELD // 2]
+        self._held.append(item)
+        if len(self._held) > MAX_HELD:
+            self._release(self._held[: MAX_HELD // 2])
+            del self._held[: MAX_HELD // 2]
 
     @staticmethod
     def _release(items: list[Origin | ForwardSite]) -> None:

@@ -35,7 +35,7 @@ class Origin:
     detail: str | None = None  # the argument ("-inf"), the backward function's name
     inputs: list[TensorStats] = field(default_factory=list)
     output: TensorStats | None = None
-    # The user's frames when it ran, for the debugger; let go two steps later (hunt.py).
+    # The user's frames when it ran, for the debugger; let go when the step ends (hunt.py).
     frames: FrameChain | None = None
     sample: NonfiniteSample | None = None
     # Produced from an input non-finite by design (a -inf mask): that input's origin site.
