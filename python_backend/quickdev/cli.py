@@ -23,9 +23,9 @@ from quickdev import __version__
 from quickdev.options import (
     DEFAULT_BATCHES,
     DEFAULT_EVAL_FORWARDS,
-    DEFAULT_HUNT_STEPS,
     DEFAULT_TIMEOUT_S,
     DEFAULT_TRAIN_PASSES,
+    HUNT_HELP,
     ProfileOptions,
     RunOptions,
     WarmStart,
@@ -238,13 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="with --wait-for-client: stop if no debugger attached by then (default %(default)s)",
     )
-    dbg.add_argument(
-        "--find-nonfinite",
-        action="store_true",
-        help="run until the first NaN/Inf reaches the loss, a gradient or a parameter "
-        f"(default budget {DEFAULT_HUNT_STEPS} steps) and name the operation that made it; "
-        "under the debugger, stop there",
-    )
+    dbg.add_argument("--find-nonfinite", action="store_true", help=HUNT_HELP)
     dbg.add_argument(
         "--debug-rank",
         type=_non_negative_int,

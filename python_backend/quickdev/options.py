@@ -22,6 +22,12 @@ DEFAULT_TIMEOUT_S = 300.0
 # The NaN hunt's step budget (--find-nonfinite): a NaN usually appears after tens or
 # hundreds of steps, far beyond a quick-dev job's two batches.
 DEFAULT_HUNT_STEPS = 500
+# What ``--find-nonfinite`` does, for ``quickdev run --help``, beside the budget it quotes.
+HUNT_HELP = (
+    "run until the first NaN/Inf reaches the loss, a gradient or a parameter (default budget "
+    f"{DEFAULT_HUNT_STEPS} steps) and name the operation that made it; under the debugger, "
+    "stop there"
+)
 
 
 @dataclass(frozen=True)
