@@ -104,6 +104,10 @@ export function registerCommands(
       lensHandler((lens) => jobs.run("run", { ...lensJob(lens), memoryForecast: "auto" })),
     ),
     register(
+      LENS_COMMANDS.findNonfinite,
+      lensHandler((lens) => debugScript(lensJob(lens), undefined, true)),
+    ),
+    register(
       LENS_COMMANDS.debugStep,
       lensHandler(({ script, file, line }) =>
         debugScript({ script }, line === undefined ? undefined : { file: file ?? script, line }),

@@ -6,6 +6,7 @@ export interface LensSettings {
   run: boolean;
   debug: boolean;
   profile: boolean;
+  nonfinite: boolean;
   step: boolean;
   /** The memory forecast lens above an entry point. */
   memory: boolean;

@@ -31,6 +31,8 @@ export interface QuickdevConfiguration extends vscode.DebugConfiguration {
   nproc?: number;
   /** `true`: forecast the GPU memory of a training step against this machine's GPU (else the setting's devices); a string names the devices. */
   memoryForecast?: boolean | string;
+  /** The NaN hunt: train until the first NaN/Inf and stop where it was made. */
+  findNonfinite?: boolean;
   connect?: { host?: string; port?: number };
   /** Set on the attach session a launch became: the run to cancel when the user stops. */
   quickdevRunId?: string;

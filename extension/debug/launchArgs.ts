@@ -49,6 +49,7 @@ export function startJobArgs(config: QuickdevConfiguration, fileEnv: Environment
     device: config.device,
     nproc: config.nproc,
     memoryForecast: forecastDevices(config.memoryForecast),
+    findNonfinite: config.findNonfinite,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined && value !== "") {

@@ -12,9 +12,14 @@ import { addTemporaryBreakpoint, removeTemporaryBreakpoint } from "./temporaryBr
  * Debugs a script (or a module, run as `python -m`) as a quick-dev job; with `at` (a file and
  * 0-based line, e.g. a training step), stops there first by adding a breakpoint that is removed
  * again once hit (unless the user had one there already). The breakpoint is the editor's own:
- * the job needs not know where.
+ * the job needs not know where. `findNonfinite`: the NaN hunt, which stops where the first
+ * NaN/Inf was made.
  */
-export async function debugScript(job: JobTarget, at?: { file: string; line: number }): Promise<boolean> {
+export async function debugScript(
+  job: JobTarget,
+  at?: { file: string; line: number },
+  findNonfinite = false,
+): Promise<boolean> {
   if (!ensureTrusted()) {
     return false;
   }
@@ -30,9 +35,10 @@ export async function debugScript(job: JobTarget, at?: { file: string; line: num
   const config: QuickdevConfiguration = {
     type: DEBUG_TYPE,
     request: "launch",
-    name: `Quickdev: debug ${"script" in job ? path.basename(job.script) : job.module}`,
+    name: `Quickdev: ${findNonfinite ? "find first NaN in" : "debug"} ${"script" in job ? path.basename(job.script) : job.module}`,
     mode: "debug",
     ...target,
+    ...(findNonfinite ? { findNonfinite } : {}),
     quickdevTemporaryBreakpoint: temporaryId,
   };
   const started = await vscode.debug.startDebugging(folder, config);

@@ -107,6 +107,54 @@ function phases(result: Json): string {
   );
 }
 
+/** A tensor the NaN hunt read or wrote: shape, statistics of its finite values, counts of the rest. */
+function tensorRow(role: string, value: unknown): string[] {
+  const tensor = record(value);
+  const shape = list(tensor?.shape).filter(finite).join(", ");
+  const number = (field: unknown): string => (finite(field) ? field.toPrecision(4) : "—");
+  const count = (field: unknown): string => (finite(field) ? String(field) : "0");
+  return [
+    role,
+    `${text(tensor?.dtype) ?? "?"}[${shape}]`,
+    number(tensor?.min),
+    number(tensor?.max),
+    number(tensor?.mean),
+    count(tensor?.zeros),
+    count(tensor?.nan),
+    count(tensor?.posinf),
+    count(tensor?.neginf),
+  ];
+}
+
+/** The NaN hunt's answer: the operation that made the first NaN/Inf, where, when, and what it reached. */
+function firstNonfinite(result: Json): string {
+  const origin = record(result.first_nonfinite);
+  if (!origin) {
+    return "";
+  }
+  const file = text(origin.file);
+  const function_ = text(origin.function);
+  const sample = record(origin.sample);
+  const index = sample && finite(sample.dataset_index) ? `dataset index ${sample.dataset_index}, ` : "";
+  const details = rows([
+    ["operation", text(origin.op)],
+    ["line", file ? `${file}:${text(origin.line) ?? "?"}${function_ ? ` in ${function_}` : ""}` : undefined],
+    ["module", text(origin.module)],
+    ["step", text(origin.step) && `${text(origin.step)} (${text(origin.phase) ?? "?"})`],
+    ["reached", text(origin.reached) && `${text(origin.reached)} at step ${text(origin.reached_step) ?? "?"}`],
+    [
+      "sample",
+      sample ? `${index}row ${text(sample.row) ?? "?"} of the batch from ${text(sample.loader) ?? "?"}` : undefined,
+    ],
+  ]);
+  const tensors = [
+    ...list(origin.inputs).map((input) => tensorRow("input", input)),
+    ...(origin.output ? [tensorRow("output", origin.output)] : []),
+  ];
+  const stats = table(["tensor", "shape", "min", "max", "mean", "zeros", "NaN", "inf", "-inf"], tensors);
+  return `<p>${escapeHtml(text(origin.message) ?? "")}</p><table>${details}</table>${stats}`;
+}
+
 function changeList(changes: readonly string[]): string {
   return changes.length ? `<ul>${changes.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>` : "";
 }
@@ -146,6 +194,7 @@ export function resultHtml(
   const title = `Run ${text(data.id) ?? ""}`;
   const body = `<table>${summary}</table>
 ${failure}
+${section("First NaN/Inf", firstNonfinite(data))}
 ${section("What Quickdev changed", changeList(changes))}
 ${section("Phases that ran", phases(data))}
 ${section("GPU memory forecast", memoryForecast(data.memory_forecast, memoryLine))}

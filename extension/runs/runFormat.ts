@@ -16,13 +16,17 @@ export function describeRun(run: RunSummary): string {
   }
   const losses = run.losses ?? [];
   const last = losses[losses.length - 1];
-  if (typeof last === "number") {
+  if (typeof last === "number" || last === null) {
     parts.push(`loss ${formatLoss(last)}`);
   }
   return parts.join(" · ");
 }
 
-export function formatLoss(value: number): string {
+/** A loss as the Runs view shows it; null is a NaN or infinite one (JSON has no NaN). */
+export function formatLoss(value: number | null): string {
+  if (value === null) {
+    return "NaN/Inf";
+  }
   if (!Number.isFinite(value)) {
     return String(value);
   }

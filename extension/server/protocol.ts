@@ -34,7 +34,8 @@ export interface RunSummary {
   outputFile: string;
   durationS: number;
   batches: number;
-  losses: number[];
+  /** A NaN or infinite loss is null: JSON has no NaN. */
+  losses: (number | null)[];
   /** What the run did that a plain `python` run would not (one epoch, device, outputs kept, the budget that stopped it): one line each, as the terminal summary words them; empty until it ends. */
   changes: string[];
   /** A job run as `python -m`: the module (`script` is then its file, or its name for a run on disk). */
@@ -69,6 +70,8 @@ export interface StartJobArgs {
   nproc?: number;
   /** Forecast the GPU memory of a training step: "auto" (this machine's GPU, else the memoryForecastDevices setting) or devices ("24", "h100", "24,40"). */
   memoryForecast?: string;
+  /** The NaN hunt (`quickdev run --find-nonfinite`). */
+  findNonfinite?: boolean;
 }
 
 export interface StartJobAnswer {
@@ -244,6 +247,7 @@ export const PROTOCOL_FIELDS = {
     device: "optional",
     nproc: "optional",
     memoryForecast: "optional",
+    findNonfinite: "optional",
   },
   StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" },
   RunRef: { runId: "required" },
@@ -305,6 +309,7 @@ export const LENS_COMMANDS = {
   profile: "quickdev.lens.profile",
   debugStep: "quickdev.lens.debugStep",
   memoryForecast: "quickdev.lens.memoryForecast",
+  findNonfinite: "quickdev.lens.findNonfinite",
 } as const;
 
 export const RUN_CHANGED = "quickdev/runChanged";

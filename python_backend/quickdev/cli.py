@@ -13,19 +13,27 @@ Exit status: 0 passed or stopped at a budget, 1 the user's code failed, 2 usage 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from quickdev import __version__
+from quickdev.cli_types import (
+    device_name,
+    non_negative_int,
+    parse_address,
+    positive_int,
+    seconds,
+    seconds_or_off,
+)
 from quickdev.forecast.devices import add_memory_forecast_option, memory_forecast_alone
 from quickdev.options import (
     DEFAULT_BATCHES,
     DEFAULT_EVAL_FORWARDS,
     DEFAULT_TIMEOUT_S,
     DEFAULT_TRAIN_PASSES,
+    HUNT_HELP,
     ProfileOptions,
     RunOptions,
     WarmStart,
@@ -44,59 +52,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
-
-
-def _int_at_least(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(
-                f"expected a number of at least {minimum}, got {value}"
-            )
-        return value
-
-    return parse
-
-
-_positive_int = _int_at_least(1)
-
-
-def _device(text: str) -> str:
-    if re.fullmatch(r"auto|cpu|cuda(:\d+)?", text):
-        return text
-    raise argparse.ArgumentTypeError(f"{text!r} is not auto, cpu, cuda or cuda:N")
-
-
-_non_negative_int = _int_at_least(0)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
-    return value
-
-
-def _seconds_or_off(text: str) -> float:
-    return 0.0 if text.strip() in ("0", "0.0") else _seconds(text)
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    """``[HOST:]PORT`` as debugpy's own command line takes it; the host defaults to loopback."""
-    host, _, port_text = text.rpartition(":")
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected [HOST:]PORT, got {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be 0-65535, got {port}")
-    return (host or "127.0.0.1", port)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,44 +76,44 @@ def build_parser() -> argparse.ArgumentParser:
     limits = run.add_argument_group("limits")
     limits.add_argument(
         "--batches",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_BATCHES,
         help="batches per DataLoader pass (default %(default)s)",
     )
     limits.add_argument(
-        "--max-steps", type=_positive_int, help="stop after N training steps (status 'stopped')"
+        "--max-steps", type=positive_int, help="stop after N training steps (status 'stopped')"
     )
     limits.add_argument(
         "--timeout",
-        type=_seconds_or_off,
+        type=seconds_or_off,
         metavar="SECONDS",
         help=f"stop after this wall-clock time (default {DEFAULT_TIMEOUT_S:g}, none when "
         "debugging; 0: none)",
     )
     limits.add_argument(
         "--train-passes",
-        type=_non_negative_int,
+        type=non_negative_int,
         metavar="N",
         help=f"passes over a loader that training steps come from (default {DEFAULT_TRAIN_PASSES}; "
         "0: no bound)",
     )
     limits.add_argument(
         "--loop-steps",
-        type=_non_negative_int,
+        type=non_negative_int,
         metavar="N",
         help="training steps that take no DataLoader batch (default: --max-steps, else "
         "--batches; 0: no bound)",
     )
     limits.add_argument(
         "--eval-forwards",
-        type=_non_negative_int,
+        type=non_negative_int,
         metavar="N",
         help="eval-mode/no-grad forwards in a row that no DataLoader feeds (default "
         f"{DEFAULT_EVAL_FORWARDS}; 0: no bound)",
     )
     limits.add_argument(
         "--device",
-        type=_device,
+        type=device_name,
         default="auto",
         metavar="{auto,cpu,cuda,cuda:N}",
         help="where the script's tensors go: CUDA requests are mapped here (default auto)",
@@ -183,14 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument(
         "--runs-keep",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=RETENTION.keep_runs,
         metavar="N",
         help="runs kept in --runs-dir; older finished ones are removed at start (0: all)",
     )
     out.add_argument(
         "--runs-max-size-mb",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=RETENTION.max_size_mb,
         metavar="MB",
         help="the run history's size cap; the oldest finished runs beyond it go (0: none)",
@@ -211,10 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prof = run.add_argument_group("profiling")
     prof.add_argument("--profile", action="store_true", help="record a torch.profiler trace")
-    prof.add_argument("--profile-wait", type=_non_negative_int, default=ProfileOptions.wait)
-    prof.add_argument("--profile-warmup", type=_non_negative_int, default=ProfileOptions.warmup)
-    prof.add_argument("--profile-active", type=_positive_int, default=ProfileOptions.active)
-    prof.add_argument("--profile-repeat", type=_non_negative_int, default=ProfileOptions.repeat)
+    prof.add_argument("--profile-wait", type=non_negative_int, default=ProfileOptions.wait)
+    prof.add_argument("--profile-warmup", type=non_negative_int, default=ProfileOptions.warmup)
+    prof.add_argument("--profile-active", type=positive_int, default=ProfileOptions.active)
+    prof.add_argument("--profile-repeat", type=non_negative_int, default=ProfileOptions.repeat)
     prof.add_argument("--profile-memory", action="store_true", help="record tensor memory")
     prof.add_argument("--no-record-shapes", action="store_true")
     prof.add_argument("--no-with-stack", action="store_true")
@@ -233,14 +188,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dbg.add_argument(
         "--client-timeout",
-        type=_seconds,
+        type=seconds,
         default=RunOptions.client_timeout_s,
         metavar="SECONDS",
         help="with --wait-for-client: stop if no debugger attached by then (default %(default)s)",
     )
+    dbg.add_argument("--find-nonfinite", action="store_true", help=HUNT_HELP)
     dbg.add_argument(
         "--debug-rank",
-        type=_non_negative_int,
+        type=non_negative_int,
         metavar="R",
         help="with --nproc: run rank R under debugpy, waiting for the debugger",
     )
@@ -248,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     dist = run.add_argument_group("distributed")
     dist.add_argument(
         "--nproc",
-        type=_positive_int,
+        type=positive_int,
         default=1,
         metavar="N",
         help="run N local ranks under torch.distributed.run (torchrun)",
@@ -261,8 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     target = attach.add_mutually_exclusive_group(required=True)
     target.add_argument("--run", type=Path, metavar="RUN_DIR", help="a running quick-dev job")
-    target.add_argument("--pid", type=_positive_int, help="any running Python process (gdb)")
-    attach.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS")
+    target.add_argument("--pid", type=positive_int, help="any running Python process (gdb)")
+    attach.add_argument("--timeout", type=seconds, default=30.0, metavar="SECONDS")
 
     commands.add_parser("serve", help="the language server over stdio")
 
@@ -270,9 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
     runs_commands = runs.add_subparsers(dest="runs_command", required=True, parser_class=_Parser)
     prune = runs_commands.add_parser("prune", help="delete old runs (never running ones)")
     prune.add_argument("--runs-dir", type=Path, default=DEFAULT_RUNS_DIR)
-    prune.add_argument("--keep", type=_non_negative_int, default=RETENTION.keep_runs, metavar="N")
+    prune.add_argument("--keep", type=non_negative_int, default=RETENTION.keep_runs, metavar="N")
     prune.add_argument(
-        "--max-size-mb", type=_non_negative_int, default=RETENTION.max_size_mb, metavar="MB"
+        "--max-size-mb", type=non_negative_int, default=RETENTION.max_size_mb, metavar="MB"
     )
 
     tb = commands.add_parser("tensorboard", help="start or reuse TensorBoard for a logdir")
@@ -344,6 +300,7 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         nproc=ns.nproc,
         debug_rank=ns.debug_rank,
         memory_forecast=ns.memory_forecast,
+        find_nonfinite=ns.find_nonfinite,
     )
 
 

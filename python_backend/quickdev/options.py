@@ -19,6 +19,15 @@ DEFAULT_BATCHES = 2
 DEFAULT_TRAIN_PASSES = 1
 DEFAULT_EVAL_FORWARDS = 20
 DEFAULT_TIMEOUT_S = 300.0
+# The NaN hunt's step budget (--find-nonfinite): a NaN usually appears after tens or
+# hundreds of steps, far beyond a quick-dev job's two batches.
+DEFAULT_HUNT_STEPS = 500
+# What ``--find-nonfinite`` does, for ``quickdev run --help``, beside the budget it quotes.
+HUNT_HELP = (
+    "run until the first NaN/Inf reaches the loss, a gradient or a parameter (default budget "
+    f"{DEFAULT_HUNT_STEPS} steps) and name the operation that made it; under the debugger, "
+    "stop there"
+)
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,9 @@ class RunOptions:
     # --memory-forecast [DEVICE]: None: no forecast; "auto", or the devices to compare with
     # ("24,40,80", "h100"; see forecast/devices.py).
     memory_forecast: str | None = None
+    # The NaN hunt: run until the first NaN/Inf reaches the loss, a gradient or a parameter,
+    # and name the operation that produced it (limits/nonfinite).
+    find_nonfinite: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,9 @@ class Budgets:
     train_passes: int | None  # passes over a loader that training steps were taken from
     loop_steps: int | None  # training steps taken from no DataLoader (hand-made batches)
     eval_forwards: int | None  # eval/no-grad forwards in a row that no DataLoader feeds
+    # False in the NaN hunt: a pass that takes training steps runs past --batches, so the
+    # step budget (not one epoch of two batches) decides how long the hunt trains.
+    batches_bound_training: bool = True
 
 
 def resolve_budgets(options: RunOptions) -> Budgets:
@@ -114,13 +129,21 @@ def resolve_budgets(options: RunOptions) -> Budgets:
 
     debugging = options.listen is not None or options.wait_for_client
     timeout = pick(options.timeout_s, None if debugging else DEFAULT_TIMEOUT_S)
-    loop_default = options.max_steps or options.batches
+    hunting = options.find_nonfinite
+    # The hunt trains for its step budget: epochs are not cut to one pass, and loops
+    # without a DataLoader get as many steps.
+    max_steps = options.max_steps
+    if max_steps is None and hunting:
+        max_steps = _whole(pick(None, DEFAULT_HUNT_STEPS))
+    loop_default = max_steps or options.batches
+    train_passes = pick(options.train_passes, None if hunting else DEFAULT_TRAIN_PASSES)
     return Budgets(
-        max_steps=options.max_steps,
+        max_steps=max_steps,
         timeout_s=timeout,
-        train_passes=_whole(pick(options.train_passes, DEFAULT_TRAIN_PASSES)),
+        train_passes=_whole(train_passes),
         loop_steps=_whole(pick(options.loop_steps, loop_default)),
         eval_forwards=_whole(pick(options.eval_forwards, DEFAULT_EVAL_FORWARDS)),
+        batches_bound_training=not hunting,
     )
 
 

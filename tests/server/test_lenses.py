@@ -34,10 +34,11 @@ async def test_entry_and_step_lenses(client: LanguageClient, workspace: Path) ->
     found = await lenses(client, open_document(client, path))
     guard = line_of(text, 'if __name__ == "__main__":')
     shown = summary(found)
-    assert shown[:3] == [
+    assert shown[:4] == [
         (guard, "Quick-dev run", "quickdev.lens.run"),
         (guard, "Debug", "quickdev.lens.debug"),
         (guard, "Profile", "quickdev.lens.profile"),
+        (guard, "Find first NaN", "quickdev.lens.findNonfinite"),
     ]
     assert found[0].command is not None
     assert list(found[0].command.arguments or []) == [{"script": str(path)}]
@@ -122,7 +123,11 @@ async def test_lens_switches_from_configuration(client: LanguageClient, workspac
     document_uri = open_document(client, workspace / "train lit.py")
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(
-            settings={"quickdev": {"lenses": {"debug": False, "step": False, "memory": False}}}
+            settings={
+                "quickdev": {
+                    "lenses": {"debug": False, "step": False, "nonfinite": False, "memory": False}
+                }
+            }
         )
     )
     titles = {title for _, title, _ in summary(await lenses(client, document_uri))}
@@ -157,7 +162,7 @@ async def test_closed_files_with_odd_encodings(client: LanguageClient, workspace
     latin.write_bytes(
         "# -*- coding: latin-1 -*-\n# é\nif __name__ == '__main__':\n    pass\n".encode("latin-1")
     )
-    assert [lens.range.start.line for lens in await lenses(client, uri(latin))] == [2, 2, 2, 2]
+    assert [lens.range.start.line for lens in await lenses(client, uri(latin))] == [2, 2, 2, 2, 2]
     garbage = workspace / "garbage.py"
     garbage.write_bytes(b"\xff\xfe\x00 not python \x80\x81")
     assert await lenses(client, uri(garbage)) == []
@@ -189,7 +194,7 @@ async def test_other_requests_are_answered_while_a_huge_file_is_analysed(
     await asyncio.sleep(0)  # the huge file's request goes out first
     assert await lenses(client, small)
     answered.append("small")
-    assert len(await pending) == 4  # run, debug, profile, memory forecast
+    assert len(await pending) == 5  # run, debug, profile, Find first NaN, memory forecast
     assert answered == ["small", "huge"]
 
 

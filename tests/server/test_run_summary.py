@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from quickdev.rundir.result import JobResult, LoaderStats
 from quickdev.rundir.validate import structure
 from quickdev.server.run_summary import run_summary
@@ -24,11 +25,27 @@ PAGE_FIXTURE = (
 )
 
 
-def test_the_result_page_fixture_is_a_result_json_of_today() -> None:
+HUNT_FIXTURE = PAGE_FIXTURE.parent / "result_nonfinite.json"
+
+
+@pytest.mark.parametrize("fixture", [PAGE_FIXTURE, HUNT_FIXTURE], ids=["run", "nan hunt"])
+def test_the_result_page_fixture_is_a_result_json_of_today(fixture: Path) -> None:
     # Every field there, each of the type the job writes, none renamed or gone: the page is
     # tested on what the job writes, not on a shape of the past.
-    data = json.loads(PAGE_FIXTURE.read_text())
+    data = json.loads(fixture.read_text())
     assert structure(data, JobResult).to_dict() == data
+
+
+def test_a_nan_hunt_says_its_budget_and_what_it_found() -> None:
+    result = JobResult.from_dict(json.loads(HUNT_FIXTURE.read_text()))
+    assert run_summary(HUNT_FIXTURE.parent, result)["changes"] == [
+        "NaN hunt: trained up to 500 steps, past --batches and one epoch; "
+        "the first NaN/Inf reached the loss at step 8",
+    ]
+    result.first_nonfinite, result.optimizer_steps = None, 500
+    assert run_summary(HUNT_FIXTURE.parent, result)["changes"][0].endswith(
+        "no NaN/Inf reached the loss, a gradient or a parameter in 500 steps"
+    )
 
 
 def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> None:

@@ -61,7 +61,16 @@ async def test_settings_pulled_when_the_client_only_says_they_changed(
     document_uri = open_document(client, workspace / "train lit.py")
     assert len(await lenses(client, document_uri)) > 3
     client.set_configuration(
-        {"lenses": {"run": True, "debug": False, "profile": False, "step": False, "memory": False}},
+        {
+            "lenses": {
+                "run": True,
+                "debug": False,
+                "profile": False,
+                "nonfinite": False,
+                "step": False,
+                "memory": False,
+            }
+        },
         section="quickdev",
     )
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))

@@ -45,6 +45,7 @@ def test_values_flat_or_under_the_section() -> None:
             "run": True,
             "debug": True,
             "profile": True,
+            "nonfinite": True,
             "step": False,
             "memory": True,
         }

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from quickdev.limits.budget import StopJob
+from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.processes import DEBUGPY_PATH_ENV
 from quickdev.rundir.jsonio import write_json
 from quickdev.rundir.layout import DEBUGPY_FILE
@@ -141,6 +142,27 @@ def stop_at_failure(exc: BaseException) -> None:
         debugpy.trigger_exception_handler((type(exc), exc, cut))
     except Exception:
         log.exception("stopping the debugger at the failure failed")
+
+
+def stop_at_nonfinite(found: NonFiniteFound) -> None:
+    """Under a debugger, stop in the user's frame whose operation made the first NaN/Inf,
+    with that frame's tensors in the Variables view.
+
+    The hunt knows the origin only once the value reached the loss, a gradient or a
+    parameter, so the frame has run on by then: it is shown as a post-mortem stop, as an
+    exception raised there would be, whatever the client's exception filters (the person
+    asked for this stop). No client attached: nothing happens.
+    """
+    if _listening is None or not found.frames:
+        return
+    debugpy = _import_debugpy()
+    chain: types.TracebackType | None = None
+    for frame, line in reversed(found.frames):
+        chain = types.TracebackType(chain, frame, frame.f_lasti, line)
+    try:
+        debugpy.trigger_exception_handler((type(found), found, chain), as_uncaught=False)
+    except Exception:
+        log.exception("stopping the debugger at the first non-finite value failed")
 
 
 def _check_port_free(listen: tuple[str, int]) -> None:

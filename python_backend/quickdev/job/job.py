@@ -29,7 +29,8 @@ from quickdev.job.recorded import copy_recorded, initial_limits
 from quickdev.job.report import summarize
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
-from quickdev.limits.budget import Budget, StopJob
+from quickdev.limits.budget import NONFINITE, Budget, StopJob
+from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 from quickdev.options import RunOptions, resolve_budgets
@@ -214,6 +215,13 @@ def _run_with_limits(
     except StopJob as stop:
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
         result.stop_advice = advice_for(stop.reason, target, options.batches)
+    except NonFiniteFound as found:
+        # The hunt's answer is a failure of the script, at the line that made the value.
+        result.status, result.stop_reason, exit_code = "failed", NONFINITE, EXIT_FAILED
+        result.error = found.error()
+        from quickdev.job.debugger import stop_at_nonfinite
+
+        stop_at_nonfinite(found)
     except JobKilled as killed:
         result.status, result.stop_reason = "killed", killed.reason
         exit_code = 128 + killed.signum

@@ -19,6 +19,7 @@ def initial_limits(options: RunOptions) -> Limits:
         train_passes=budgets.train_passes,
         loop_steps=budgets.loop_steps,
         eval_forwards=budgets.eval_forwards,
+        find_nonfinite=options.find_nonfinite,
     )
 
 
@@ -36,3 +37,4 @@ def copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.device = recorder.device() if recorder.device else None
         result.loops_ended = recorder.loops.ended
         result.phases = recorder.phases()
+        result.first_nonfinite = recorder.first_nonfinite

@@ -24,6 +24,8 @@ TIMEOUT = "timeout"
 TRAIN_PASSES = "train_passes"
 LOOP_STEPS = "loop_steps"
 EVAL_FORWARDS = "eval_forwards"
+# Not a budget: the NaN hunt found the first non-finite value (limits/nonfinite).
+NONFINITE = "nonfinite"
 
 
 class StopJob(BaseException):
@@ -43,6 +45,7 @@ class Budget:
         self.train_passes = budgets.train_passes
         self.loop_steps = budgets.loop_steps
         self.eval_forwards = budgets.eval_forwards
+        self.batches_bound_training = budgets.batches_bound_training
         self.deadline: float | None = None
         # Set by leave_steps_to_trainer(): a trainer that stops at max_steps by itself.
         self._trainer_counts_steps = False

@@ -108,7 +108,9 @@ class HuggingFaceLimits:
         args.dataloader_prefetch_factor = None
         if self.batches is not None:
             user_max = args.max_steps if args.max_steps and args.max_steps > 0 else None
-            args.max_steps = min(filter(None, (user_max, self.batches, self.budget.max_steps)))
+            # The NaN hunt trains for its step budget, not --batches.
+            per_pass = self.batches if self.budget.batches_bound_training else None
+            args.max_steps = min(filter(None, (user_max, per_pass, self.budget.max_steps)))
             args.num_train_epochs = 1
             # At the default interval of 500, a few steps would log nothing.
             args.logging_steps = args.max_steps

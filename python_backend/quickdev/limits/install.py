@@ -18,6 +18,7 @@ from quickdev.limits import (
     journal,
     loaders,
     loops,
+    nonfinite,
     rebind,
     steps,
 )
@@ -67,7 +68,8 @@ def install_limits(
     # Independent of each other: they patch different functions.
     eager.install(patcher)
     loaders.install(patcher, recorder, batches)
-    if not options.no_limits:
+    if not options.no_limits and not options.find_nonfinite:
+        # The hunt trains for its step budget: the script's epochs are left as they are.
         epochs.install(patcher, recorder.one_epoch_options, budget.allow_epochs)
     # The device engine maps every device the script names onto this machine's.
     engine = device.install(patcher, options.device, actual)
@@ -77,6 +79,8 @@ def install_limits(
         # Its optimizer hooks go before the steps' own, which may end the job at a step.
         capture = forecast_capture.install(patcher, hub, recorder, actual, options, engine)
     steps.install(patcher, recorder, capture.watch if capture else None)
+    if options.find_nonfinite:
+        nonfinite.install(patcher, recorder, hub)
     # The file journal sees every write, whoever makes it (torch.save, Lightning's and
     # Fabric's checkpoints, Hugging Face's saves): the user's tree is restored at the end.
     # --keep-outputs switches it off: files land where asked.

@@ -80,6 +80,7 @@ class LightningLimits:
         log.info("limits installed on %s.Trainer", module.__name__)
 
     def trainer_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        given_epochs = kwargs.get("max_epochs")
         kwargs = dict(kwargs)
         kwargs.pop("fast_dev_run", None)
         if not self.placer.keep_outputs:
@@ -103,6 +104,10 @@ class LightningLimits:
             # At the default interval of 50, a few steps would log nothing; once per
             # pass shows that logging works without paying for a write every step.
             kwargs["log_every_n_steps"] = self.batches
+        if not self.budget.batches_bound_training:
+            # The NaN hunt trains for its step budget, over the script's own epochs.
+            kwargs["limit_train_batches"] = 1.0
+            kwargs["max_epochs"] = given_epochs
         if self.budget.max_steps is not None:
             user_max = kwargs.get("max_steps", -1)
             kwargs["max_steps"] = (
@@ -113,7 +118,7 @@ class LightningLimits:
             # Lightning ends at max_steps gracefully and then runs test. Ending the train
             # epoch at the same point makes its end-of-epoch validation run too.
             self.budget.leave_steps_to_trainer()
-            if self.batches is not None:
+            if self.batches is not None and self.budget.batches_bound_training:
                 kwargs["limit_train_batches"] = min(self.batches, kwargs["max_steps"])
                 kwargs["log_every_n_steps"] = kwargs["limit_train_batches"]
         if self.cpu_only:

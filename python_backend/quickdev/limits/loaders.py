@@ -16,7 +16,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from quickdev.limits.patching import Patcher
-from quickdev.limits.recorder import Recorder
+from quickdev.limits.recorder import PassStart, Recorder
 from quickdev.limits.user_code import caller_origin
 from quickdev.rundir.result import LoaderStats
 
@@ -56,7 +56,10 @@ def install(patcher: Patcher, recorder: Recorder, batches: int | None) -> None:
 
     def __len__(loader: DataLoader[Any]) -> int:
         length: int = original_len(loader)
-        return length if batches is None else min(length, batches)
+        if batches is None or not recorder.budget.batches_bound_training:
+            # The hunt trains past --batches: a schedule sized by len() must not run out.
+            return length
+        return min(length, batches)
 
     patcher.set(DataLoader, "__init__", __init__)
     patcher.set(DataLoader, "__iter__", __iter__)
@@ -79,25 +82,41 @@ def _limited(
     opened = recorder.pass_starting(stats)
     checked = batches if batches is not None else _UNLIMITED_CHECKED_BATCHES
     count = 0
+    hunt = recorder.nonfinite
+    if hunt is not None:
+        hunt.watch_loader(iterator)
     try:
-        while batches is None or count < batches:
+        while batches is None or count < batches or _trains_on(recorder, opened):
             started = time.perf_counter()
+            if hunt is not None:
+                hunt.fetching = True
             try:
                 batch = next(iterator)
             except StopIteration:
                 return
+            finally:
+                if hunt is not None:
+                    hunt.fetching = False
             wait_s = time.perf_counter() - started
             count += 1
             if count <= checked:
                 if not stats.batch_signature:
                     stats.batch_signature = batch_signature(batch)
-                if not stats.nonfinite and has_nonfinite(batch):
+                if not stats.nonfinite and hunt is None and has_nonfinite(batch):
                     stats.nonfinite = True
+            if hunt is not None:
+                hunt.batch_taken(stats, batch)
             recorder.batch(stats, wait_s)
             yield batch
     finally:
         # Also when the loop breaks out early: a pass that trained is an epoch.
         recorder.pass_ended(stats, opened)
+
+
+def _trains_on(recorder: Recorder, opened: PassStart) -> bool:
+    """The NaN hunt lets a pass that took training steps run past ``--batches``: its step
+    budget, not one epoch of two batches, bounds the training."""
+    return not recorder.budget.batches_bound_training and recorder.steps > opened.steps
 
 
 def batch_signature(batch: Any) -> str:

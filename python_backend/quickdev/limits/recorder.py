@@ -10,14 +10,31 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from quickdev.events import EventHub
 from quickdev.limits.budget import TRAIN_PASSES, Budget, StopJob
 from quickdev.limits.journal.restore import Restored
 from quickdev.limits.loops import LoopEnder, LoopTables
 from quickdev.limits.loops.marks import Place
-from quickdev.rundir.result import DeviceRemaps, FileSafety, LoaderStats, Output, Phases
+from quickdev.rundir.result import (
+    DeviceRemaps,
+    FileSafety,
+    LoaderStats,
+    NonfiniteOrigin,
+    Output,
+    Phases,
+)
+
+
+class NonfiniteWatch(Protocol):
+    """What the limits tell the NaN hunt (limits/nonfinite/hunt.py)."""
+
+    fetching: bool  # a DataLoader is fetching a batch
+
+    def watch_loader(self, iterator: Iterator[Any]) -> None: ...
+    def batch_taken(self, loader: LoaderStats, batch: Any) -> None: ...
+    def before_backward(self, loss: Any) -> None: ...
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -92,6 +109,9 @@ class Recorder:
         self._stop_before_step: str | None = None
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
         self._passes_beyond_budget = 0  # open passes past the train_passes budget
+        # --find-nonfinite: the hunt, and what it found.
+        self.nonfinite: NonfiniteWatch | None = None
+        self.first_nonfinite: NonfiniteOrigin | None = None
 
     @contextmanager
     def pause(self) -> Iterator[None]:

@@ -179,12 +179,14 @@ def _record_losses(patcher: Patcher, recorder: Recorder) -> None:
             # A tensor subclass or mode handles this call and calls back here with the
             # plain tensor. Record then, once.
             return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
+        loss = getattr(tensor, _UNSCALED, tensor)
         if tensor.numel() == 1:
             # The loss belongs to the step it is about to feed (forward counting has
             # already counted that step).
             step = recorder.steps if not recorder.optimizer_seen else recorder.steps + 1
-            loss = getattr(tensor, _UNSCALED, tensor)
             recorder.loss(float(loss.detach()), max(step, 1))
+        if recorder.nonfinite is not None:
+            recorder.nonfinite.before_backward(loss)
         return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
 
     def scale(scaler: Any, outputs: Any, *args: Any, **kwargs: Any) -> Any:

@@ -39,6 +39,8 @@ def changes(result: JobResult) -> list[str]:
         )
     lines += _file_safety(result)
     lines += [ended_loop_line(loop, result.cwd) for loop in result.loops_ended]
+    if result.limits.find_nonfinite:
+        lines.append(_hunt_text(result))
     if result.stop_reason and result.status == "stopped":
         lines.append(f"stopped: {_stop_text(result)}")
     if result.stop_advice and (result.status == "stopped" or result.loops_ended):
@@ -67,6 +69,19 @@ def ended_loop_line(loop: EndedLoop, cwd: str = "") -> str:
         # may go either way. Said where the user reads the loop line.
         line += ": figures it computes over all the forwards it planned (a mean) are off"
     return line
+
+
+def _hunt_text(result: JobResult) -> str:
+    """The NaN hunt's own budget, and what it found (the origin itself is the run's error)."""
+    budget = (
+        f"up to {result.limits.max_steps} steps" if result.limits.max_steps else "no step limit"
+    )
+    text = f"NaN hunt: trained {budget}, past --batches and one epoch"
+    origin = result.first_nonfinite
+    if origin is not None:
+        return f"{text}; the first NaN/Inf reached {origin.reached} at step {origin.reached_step}"
+    taken = result.optimizer_steps
+    return f"{text}; no NaN/Inf reached the loss, a gradient or a parameter in {taken} steps"
 
 
 def _stop_text(result: JobResult) -> str:

@@ -9,6 +9,7 @@ the process and thread, so two writers never share one.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from pathlib import Path
@@ -33,3 +34,16 @@ def read_json_object(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every NaN or infinite number as None. Python writes them (``NaN``,
+    ``Infinity``) but JSON has none: the editor's reader rejects a whole message holding one,
+    and a loss that turned NaN is just what a NaN hunt's result holds."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite_json(v) for v in value]
+    return value

@@ -35,6 +35,8 @@ class Limits:
     train_passes: int | None = None
     loop_steps: int | None = None
     eval_forwards: int | None = None
+    # --find-nonfinite: the job hunted for the first NaN/Inf (``first_nonfinite``).
+    find_nonfinite: bool = False
 
 
 @dataclass
@@ -59,6 +61,54 @@ class LoaderStats:
     data_wait_s: float = 0.0
     batch_signature: str = ""
     nonfinite: bool = False
+
+
+@dataclass
+class TensorStats:
+    """A tensor as the NaN hunt saw it. JSON has no NaN: the non-finite values are counted,
+    and min, max and mean are those of the finite ones (None when there are none)."""
+
+    shape: list[int]
+    dtype: str
+    nan: int = 0
+    posinf: int = 0
+    neginf: int = 0
+    zeros: int = 0
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+
+
+@dataclass
+class NonfiniteSample:
+    """The sample of a DataLoader batch that carried the non-finite value."""
+
+    loader: str  # "file:line" where the DataLoader was created
+    row: int  # its place in the batch
+    dataset_index: int | None = None  # the index the loader asked the dataset for
+
+
+@dataclass
+class NonfiniteOrigin:
+    """The first operation whose NaN/Inf reached the loss, a gradient or a parameter."""
+
+    message: str  # one line, as the terminal and the editor show it
+    op: str  # "torch.log", "torch.Tensor.masked_fill", "torch.nn.functional.linear"
+    # produced: from finite inputs (log of 0, 0/0, an overflow); argument: the code gave
+    # torch the value (a NaN in a numpy array, a -inf fill); input: a tensor that held
+    # it before any operation the hunt saw (data loaded without torch).
+    cause: str
+    phase: str  # setup | data | forward | backward | optimizer
+    step: int  # the training step it happened in (0: before training)
+    reached: str  # "the loss", "the gradient of fc.weight", "the parameter fc.weight"
+    reached_step: int
+    file: str | None = None  # the user's line that called the operation
+    line: int | None = None
+    function: str | None = None
+    module: str | None = None  # "transformer.h.3.attn": the module whose forward ran it
+    inputs: list[TensorStats] = field(default_factory=list)
+    output: TensorStats | None = None
+    sample: NonfiniteSample | None = None
 
 
 @dataclass
@@ -229,6 +279,8 @@ class JobResult:
     # --memory-forecast: the GPU memory one training step would need (rundir/memory.py).
     memory_forecast: MemoryForecast | None = None
     children: list[ChildProcess] = field(default_factory=list)
+    # --find-nonfinite: where the first NaN/Inf came from; None when none was found.
+    first_nonfinite: NonfiniteOrigin | None = None
     run_dir: str = ""
     schema: int = SCHEMA_VERSION
 
@@ -258,6 +310,8 @@ class JobResult:
             values["file_safety"] = FileSafety.from_dict(values["file_safety"])
         if values.get("memory_forecast"):
             values["memory_forecast"] = MemoryForecast.from_dict(values["memory_forecast"])
+        if values.get("first_nonfinite"):
+            values["first_nonfinite"] = _origin_from_dict(values["first_nonfinite"])
         return cls(**values)
 
     def write(self, run_dir: Path) -> Path:
@@ -276,6 +330,16 @@ def _child(data: dict[str, Any]) -> ChildProcess:
     if values.get("error"):
         values["error"] = _error(values["error"])
     return ChildProcess(**values)
+
+
+def _origin_from_dict(data: dict[str, Any]) -> NonfiniteOrigin:
+    values = dict(data)
+    values["inputs"] = [TensorStats(**d) for d in values.get("inputs") or []]
+    if values.get("output"):
+        values["output"] = TensorStats(**values["output"])
+    if values.get("sample"):
+        values["sample"] = NonfiniteSample(**values["sample"])
+    return NonfiniteOrigin(**values)
 
 
 def read_result(run_dir: Path) -> JobResult | None:

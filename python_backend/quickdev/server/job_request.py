@@ -34,6 +34,7 @@ class JobRequest:
     nproc: int | None = None
     keep_outputs: bool = False
     retention: Retention = RETENTION
+    find_nonfinite: bool = False  # the NaN hunt (--find-nonfinite)
     module: str | None = None  # run as `python -m module`; `script` is then the module's file
     # --memory-forecast DEVICE (forecast/devices.py); None: no forecast.
     memory_forecast: str | None = None
@@ -61,6 +62,8 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
         command += ["--nproc", str(request.nproc)]
     if request.memory_forecast is not None:
         command.append(f"--memory-forecast={request.memory_forecast}")
+    if request.find_nonfinite:
+        command.append("--find-nonfinite")
     if request.mode == "debug":
         command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
     target = ["-m", request.module] if request.module else [str(request.script)]

@@ -1,5 +1,5 @@
-"""``textDocument/codeLens``: run/debug/profile and the memory forecast on a script's entry
-point, debug on each step.
+"""``textDocument/codeLens``: run/debug/profile, "Find first NaN" and the memory forecast
+on a script's entry point, debug on each step.
 
 Lenses come from the document's cached, incrementally updated analysis, so a request right
 after an edit re-parses only the statements the edit touched. They are answered as plain
@@ -30,6 +30,7 @@ ENTRY_LENSES = (
     ("run", "Quick-dev run", "quickdev.lens.run"),
     ("debug", "Debug", "quickdev.lens.debug"),
     ("profile", "Profile", "quickdev.lens.profile"),
+    ("nonfinite", "Find first NaN", "quickdev.lens.findNonfinite"),
 )
 STEP_LENS = ("step", "Debug this step", "quickdev.lens.debugStep")
 # Titled with the script's newest forecast once there is one: "≈ 11.2 GB peak · fits 24 GB".

@@ -41,7 +41,7 @@ class _RunSummary(TypedDict):
     outputFile: str
     durationS: float
     batches: int
-    losses: list[float]
+    losses: list[float | None]  # a NaN or infinite loss is None (JSON has no NaN)
     changes: list[str]
 
 

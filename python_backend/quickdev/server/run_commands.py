@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from quickdev.rundir.jsonio import finite_json
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.process import run_doubt
 from quickdev.server.app import QuickdevServer
@@ -68,6 +69,6 @@ async def get_run(ls: QuickdevServer, which: RunId) -> RunDetail:
 
 def _json_file(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return finite_json(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from quickdev.rundir.changes import changes
 from quickdev.rundir.ids import is_run_id, iso_utc
+from quickdev.rundir.jsonio import finite_json
 from quickdev.rundir.layout import RESULT_FILE, STDOUT_FILE
 from quickdev.rundir.process import run_alive
 from quickdev.rundir.result import JobResult
@@ -40,7 +41,7 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
         "outputFile": str((run_dir / STDOUT_FILE).absolute()),
         "durationS": _duration(run, result),
         "batches": max(batches, run.batches_done if run else 0),
-        "losses": list(result.losses) if result else [],
+        "losses": finite_json(list(result.losses)) if result else [],
         "changes": changes(result) if result else [],
     }
     module = run.request.module if run else _module_on_disk(result)

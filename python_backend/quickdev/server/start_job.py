@@ -79,6 +79,9 @@ class StartJob:
         default=None,
         metadata=problem('"memoryForecast" must be "auto" or devices (24, h100), got {value!r}'),
     )
+    findNonfinite: bool | None = field(
+        default=None, metadata=problem('"findNonfinite" must be true or false, got {value!r}')
+    )
 
 
 async def start_job(ls: QuickdevServer, start: StartJob) -> StartJobAnswer:
@@ -141,6 +144,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         timeout_s=start.timeout,
         device=start.device,
         nproc=start.nproc,
+        find_nonfinite=bool(start.findNonfinite),
         keep_outputs=settings.keep_outputs,
         retention=Retention(settings.runs_keep, settings.runs_max_size_mb),
         memory_forecast=_memory_forecast(start.memoryForecast, settings),

@@ -19,7 +19,7 @@ from quickdev.rundir.retention import RETENTION
 from quickdev.server.documents import DocumentAnalyses
 from quickdev.server.protocol import RunError, RunSummary
 
-LENS_KINDS = ("run", "debug", "profile", "step", "memory")
+LENS_KINDS = ("run", "debug", "profile", "nonfinite", "step", "memory")
 
 T = TypeVar("T")
 

@@ -58,6 +58,7 @@ test("every setting the code reads has exactly one default, in package.json, of 
     run: true,
     debug: true,
     profile: true,
+    nonfinite: true,
     step: true,
     memory: true,
   });

@@ -24,7 +24,17 @@ test("the attributes Python users write are declared, so VS Code flags none of t
   for (const name of ["program", "args", "cwd", "env", "envFile", "python", "justMyCode", "console"]) {
     assert.ok(declared.includes(name), `${name} is not declared`);
   }
-  for (const name of ["module", "mode", "batches", "maxSteps", "timeout", "device", "nproc", "profile"]) {
+  for (const name of [
+    "module",
+    "mode",
+    "batches",
+    "maxSteps",
+    "timeout",
+    "device",
+    "nproc",
+    "profile",
+    "findNonfinite",
+  ]) {
     assert.ok(declared.includes(name), `${name} is not declared`);
   }
   // "program", "script" or "module" names what runs: none may be required on its own.
@@ -85,6 +95,13 @@ test("a launch configuration becomes the startJob argument, env, limits and all"
     device: "cpu",
   });
   assert.equal((startJobArgs({ ...launch, script: "/w/t.py", profile: true }, {}) as { mode: string }).mode, "profile");
+  // The NaN hunt: a debug launch that stops where the first NaN/Inf was made.
+  assert.deepEqual(startJobArgs({ ...launch, script: "/w/t.py", findNonfinite: true }, {}), {
+    script: "/w/t.py",
+    mode: "debug",
+    env: {},
+    findNonfinite: true,
+  });
   assert.equal(
     (startJobArgs({ ...launch, script: "/w/t.py", mode: "run", profile: true }, {}) as { mode: string }).mode,
     "run",

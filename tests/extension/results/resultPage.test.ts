@@ -98,6 +98,30 @@ test("the memory forecast shows as a bar by category, where it peaks, the device
   }
 });
 
+// A NaN hunt's result, as the job wrote it for a division by a zero std (its NaN loss left out).
+const HUNT = JSON.parse(readFileSync(path.join(path.dirname(FIXTURE), "result_nonfinite.json"), "utf8")) as Record<
+  string,
+  unknown
+>;
+
+test("a NaN hunt's page names the operation, its line, module, step and the tensors it read", () => {
+  const page = resultHtml(HUNT, "abc");
+  assert.ok(page.indexOf("First NaN/Inf") < page.indexOf("Loaders"), "the finding comes before the details");
+  for (const shown of [
+    "<th>operation</th><td>torch.Tensor.div</td>",
+    "<th>line</th><td>/w/train.py:13 in forward</td>",
+    "<th>module</th><td>norm</td>",
+    "<th>step</th><td>8 (forward)</td>",
+    "<th>reached</th><td>the loss at step 8</td>",
+    // The std it divided by: six zeros, nothing else.
+    "<td>input</td><td>float32[1, 6]</td><td>0.000</td><td>0.000</td><td>0.000</td><td>6</td><td>0</td><td>0</td><td>0</td>",
+    "<td>output</td><td>float32[32, 6]</td><td>—</td><td>—</td><td>—</td><td>0</td><td>192</td>",
+  ]) {
+    assert.ok(page.includes(shown), `the page lacks ${shown}`);
+  }
+  assert.ok(!resultHtml(RESULT, "abc").includes("First NaN/Inf"), "a run without a hunt has no such section");
+});
+
 test("the page runs no script: its CSP allows only its own style", () => {
   const page = resultHtml(RESULT, "n0nce");
   assert.match(page, /content="default-src 'none'; style-src 'nonce-n0nce'"/);

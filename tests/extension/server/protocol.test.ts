@@ -61,6 +61,11 @@ test("a run reads as the user would say it", () => {
     "running · 3.2 s · 6 batches · loss 1.9876",
   );
   assert.equal(describeRun({ ...run, stage: "validate" }), "passed · 3.2 s · 6 batches · loss 1.9876");
+  // A loss that went NaN arrives as null (JSON has no NaN), and is said.
+  assert.equal(
+    describeRun({ ...run, status: "failed", losses: [2.1, null] }),
+    "failed · 3.2 s · 6 batches · loss NaN/Inf",
+  );
   assert.equal(
     endMessage({
       ...run,

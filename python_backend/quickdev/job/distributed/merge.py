@@ -80,6 +80,7 @@ def merge_results(
         merged.error = labelled_error(f"rank {rank}", first.error)
         merged.exit_code = first.exit_code
         merged.stop_reason = first.stop_reason
+        merged.first_nonfinite = first.first_nonfinite  # the NaN hunt's finding, if it was that
     elif missing or (launcher_code not in (0, None) and not ended_early):
         merged.status = "failed" if launcher_code not in (0, None, -9, -15) else "killed"
         tail = [line for line in (stderr or []) if line.strip()]

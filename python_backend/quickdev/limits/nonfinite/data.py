@@ -1,0 +1,78 @@
+"""Batches under the hunt: each one a DataLoader yields is checked, and a non-finite value in
+it is tied to its sample (the row of the batch, the index the loader asked the dataset for)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from quickdev.limits.nonfinite.provenance import Origin
+from quickdev.limits.nonfinite.report import batch_row
+from quickdev.limits.nonfinite.sites import frame_chain, user_frame
+from quickdev.limits.nonfinite.values import all_finite, floating, stats, tensors_in
+from quickdev.rundir.result import LoaderStats, NonfiniteSample
+
+if TYPE_CHECKING:
+    from quickdev.limits.nonfinite.hunt import Hunt
+
+
+def watch_loader(hunt: Hunt, iterator: Iterator[Any]) -> None:
+    """Remember the dataset indices of each batch, from the loader's own iterator."""
+    next_index = getattr(iterator, "_next_index", None)
+    if next_index is None:
+        return
+
+    def remembered() -> Any:
+        hunt.indices = next_index()
+        return hunt.indices
+
+    with suppress(AttributeError):
+        iterator._next_index = remembered  # type: ignore[attr-defined]
+
+
+def check_batch(hunt: Hunt, loader: LoaderStats, batch: Any) -> None:
+    try:
+        with hunt.checking():
+            for t in tensors_in(batch):
+                if floating(t) and not all_finite(t):
+                    loader.nonfinite = True
+                    _tie_to_sample(hunt, loader, t)
+    except Exception:
+        hunt.broken()
+
+
+def _tie_to_sample(hunt: Hunt, loader: LoaderStats, t: torch.Tensor) -> None:
+    origin = hunt.provenance.of(t)
+    if origin is None:  # made where the hunt did not see (a worker, numpy): the batch itself
+        origin = _batch_origin(t, hunt.step("data"))
+        hunt.keep(origin)
+    if origin.sample is None:
+        row = batch_row(t)
+        indices = hunt.indices
+        index = None
+        if isinstance(indices, list | tuple) and row < len(indices):
+            index = indices[row] if isinstance(indices[row], int) else None
+        elif isinstance(indices, int):
+            index = indices
+        origin.sample = NonfiniteSample(loader=loader.origin, row=row, dataset_index=index)
+    hunt.provenance.mark(t, origin)
+
+
+def _batch_origin(t: torch.Tensor, step: int) -> Origin:
+    frame = user_frame(sys._getframe(3))
+    return Origin(
+        op="a DataLoader batch",
+        cause="input",
+        phase="data",
+        step=step,
+        file=frame.f_code.co_filename if frame else None,
+        line=frame.f_lineno if frame else None,
+        function=frame.f_code.co_name if frame else None,
+        module=None,
+        output=stats(t),
+        frames=frame_chain(frame),
+    )

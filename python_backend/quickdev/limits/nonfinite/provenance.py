@@ -1,0 +1,96 @@
+"""Where the non-finite values held in memory came from: an origin per storage.
+
+Keyed by storage rather than by tensor, so a view (a row taken with ``x[i]``, a reshape)
+sees the origin of the values it shows, and an in-place write is a write to its base.
+An entry goes when its storage is written whole with finite values; a storage that is
+freed and reused by an operation the hunt sees is rewritten there. The map is bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from quickdev.limits.nonfinite.found import FrameChain
+from quickdev.rundir.result import NonfiniteSample, TensorStats
+
+# Storages remembered at most; the oldest go first (a non-finite value from long ago that
+# never reached a loss is not worth the memory).
+MAX_ENTRIES = 100_000
+
+
+@dataclass(eq=False)
+class Origin:
+    """The operation a non-finite value came from, as seen when it ran."""
+
+    op: str
+    cause: str  # produced | argument | input (see rundir.result.NonfiniteOrigin)
+    phase: str
+    step: int
+    file: str | None
+    line: int | None
+    function: str | None
+    module: str | None
+    detail: str | None = None  # the argument ("-inf"), the backward function's name
+    inputs: list[TensorStats] = field(default_factory=list)
+    output: TensorStats | None = None
+    # The user's frames when it ran, for the debugger; let go when the step ends (hunt.py).
+    frames: FrameChain | None = None
+    sample: NonfiniteSample | None = None
+    # Produced from an input non-finite by design (a -inf mask): that input's origin site.
+    designed: tuple[str, str | None, int | None] | None = None
+    designed_kinds: str = ""
+
+    @property
+    def site(self) -> tuple[str, str | None, int | None]:
+        """The operation and the user's line: the same for a mask made anew on every step."""
+        return (self.op, self.file, self.line)
+
+
+def storage_key(t: torch.Tensor) -> int | None:
+    try:
+        pointer = t.untyped_storage().data_ptr()
+    except Exception:  # no storage: sparse, nested, a subclass without data
+        return None
+    return pointer or None
+
+
+class Provenance:
+    def __init__(self) -> None:
+        self._by_storage: dict[int, Origin] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._by_storage)
+
+    def of(self, t: torch.Tensor) -> Origin | None:
+        if not self._by_storage:
+            return None
+        key = storage_key(t)
+        return None if key is None else self._by_storage.get(key)
+
+    def mark(self, t: torch.Tensor, origin: Origin) -> None:
+        key = storage_key(t)
+        if key is None:
+            return
+        self._by_storage.pop(key, None)
+        if len(self._by_storage) >= MAX_ENTRIES:
+            del self._by_storage[next(iter(self._by_storage))]
+        self._by_storage[key] = origin
+
+    def forget(self, t: torch.Tensor) -> None:
+        """``t`` is finite now: its storage is, when ``t`` covers all of it."""
+        if not self._by_storage:
+            return
+        key = storage_key(t)
+        if key is not None and key in self._by_storage and _covers_storage(t):
+            del self._by_storage[key]
+
+
+def _covers_storage(t: torch.Tensor) -> bool:
+    try:
+        return bool(
+            t.is_contiguous() and t.numel() * t.element_size() == t.untyped_storage().nbytes()
+        )
+    except Exception:
+        return False
