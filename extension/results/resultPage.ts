@@ -1,5 +1,6 @@
-// A run's result as a page a person reads: status, what the job changed and why it stopped,
-// loaders and their batches, steps, a loss sparkline, outputs kept, device remaps, duration.
+// A run's result as a page a person reads: status, what the job changed (each loop a budget
+// ended, why it stopped), the phases that ran, loaders and their batches, steps, a loss
+// sparkline, outputs kept, device remaps, duration.
 // No vscode import; no script in the page: a CSP allows only our nonce'd style. The result is
 // result.json as the job wrote it, of whatever shape: every field is checked before use and
 // anything unexpected is left out.
@@ -102,6 +103,26 @@ function remaps(result: Json): string {
   return table(["the script asked for", "calls"], body);
 }
 
+// result.json's `phases`: what ran of each phase of the script, in the order it runs.
+const PHASES: readonly [string, string][] = [
+  ["training_steps", "training steps"],
+  ["evaluation_forwards", "evaluation forwards during training"],
+  ["test_forwards", "evaluation forwards after training (validation, test)"],
+  ["files_saved", "files saved"],
+];
+
+/** What ran of each phase: the loops a budget ended are in the changes, one line each. */
+function phases(result: Json): string {
+  const found = record(result.phases);
+  if (!found) {
+    return "";
+  }
+  return table(
+    ["phase", "ran"],
+    PHASES.flatMap(([key, label]) => (finite(found[key]) ? [[label, String(found[key])]] : [])),
+  );
+}
+
 function changeList(changes: readonly string[]): string {
   return changes.length ? `<ul>${changes.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>` : "";
 }
@@ -136,6 +157,7 @@ export function resultHtml(result: unknown, nonce: string, changes: readonly str
   const body = `<table>${summary}</table>
 ${failure}
 ${section("What Quickdev changed", changeList(changes))}
+${section("Phases that ran", phases(data))}
 ${section("Loss", sparkline(losses))}
 ${section("Loaders", loaders(data))}
 ${section("Outputs kept", outputs(data))}

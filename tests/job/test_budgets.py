@@ -2,118 +2,147 @@
 
 Each script under ``idioms/`` is a small copy of a public training-code idiom; each run
 uses default flags, as a new user would, and must leave the script's folder as it was.
+A budget ends the loop it bounds and the script runs to its end (``passed``, the loop in
+``loops_ended``); ``tests/job/test_phases.py`` checks that the final phases ran.
 """
 
 from __future__ import annotations
 
-import shutil
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-IDIOMS = Path(__file__).parent / "idioms"
-
-
-def _tree(folder: Path) -> dict[str, tuple[int, int]]:
-    return {
-        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
+from tests.support.idioms import copy_idioms, run_idiom
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A copy of the idioms in a folder of their own; runs go to a sibling folder."""
-    folder = tmp_path / "project"
-    shutil.copytree(IDIOMS, folder)
-    return folder
+    return copy_idioms(tmp_path)
 
 
 def _run(run_quickdev: Any, project: Path, script: str, *args: str) -> dict[str, Any]:
-    before = _tree(project)
-    started = time.monotonic()
-    run = run_quickdev(
-        "--runs-dir", str(project.parent / "runs"), *args, str(project / script), cwd=project
-    )
-    assert run.returncode == 0, run.stderr
-    assert time.monotonic() - started < 60, "a default-flag run must end in seconds"
-    assert _tree(project) == before, "the run wrote into the script's folder"
-    assert run.result is not None
-    return run.result
+    # Framework idioms (Hugging Face, Lightning Fabric) import for seconds on a busy machine.
+    result: dict[str, Any] = run_idiom(run_quickdev, project, script, *args, deadline_s=60).result
+    return result
 
 
-def test_endless_trainer_stops_at_its_loaders_second_pass(run_quickdev: Any, project: Path) -> None:
-    result = _run(run_quickdev, project, "endless_trainer.py")
-    assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
+def _ended(result: dict[str, Any]) -> list[tuple[str, str, str, int]]:
+    """(file name:line, role, budget, count) of each loop the budgets ended."""
+    return [
+        (f"{Path(e['file']).name}:{e['line']}", e["role"], e["budget"], e["count"])
+        for e in result["loops_ended"]
+    ]
+
+
+def _line(project: Path, script: str, text: str) -> int:
+    """The first line of ``script`` that starts (indentation aside) with ``text``."""
+    lines = enumerate((project / script).read_text().splitlines(), 1)
+    return next(n for n, line in lines if line.strip().startswith(text))
+
+
+def test_endless_trainer_ends_its_loop_before_the_loaders_second_pass(
+    run_quickdev: Any, project: Path
+) -> None:
+    run = run_idiom(run_quickdev, project, "endless_trainer.py")
+    result = run.result
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed")
     (loader,) = result["loaders"]
-    # The second pass starts (it might only have measured something); its first
-    # training forward ends the job, so no step of a second epoch is taken.
-    assert (loader["passes"], loader["batches"]) == (2, 3)
+    # The first pass ends the `while True` around it: the loop ends before it asks the
+    # loader again, and the script's own last line runs.
+    assert (loader["passes"], loader["batches"]) == (1, 2)
     assert result["optimizer_steps"] == 2
+    assert "trained 2 steps" in run.stdout
+    line = _line(project, "endless_trainer.py", "while True")
+    assert _ended(result) == [(f"endless_trainer.py:{line}", "epoch", "train_passes", 1)]
     assert result["limits"]["train_passes"] == 1
 
 
 def test_reading_the_training_loader_again_without_training_is_no_second_epoch(
     run_quickdev: Any, project: Path
 ) -> None:
-    result = _run(run_quickdev, project, "train_accuracy.py")
+    run = run_idiom(run_quickdev, project, "train_accuracy.py")
+    result = run.result
     # Epoch 0 peeks at a batch, trains, then measures accuracy over the same loader (no
-    # step: allowed); epoch 1 peeks again, and its first training forward is one epoch
-    # too many.
-    assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
+    # step: allowed); the epoch loop then ends before epoch 1 and the script finishes.
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed")
     (loader,) = result["loaders"]
-    assert (loader["passes"], loader["batches"]) == (5, 7)
+    assert (loader["passes"], loader["batches"]) == (3, 5)
     assert result["optimizer_steps"] == 2
+    assert "epoch 0 (batch 16): train accuracy" in run.stdout and "TRAINED" in run.stdout
+    assert [role for _, role, _, _ in _ended(result)] == ["epoch"]
     assert result["limits"]["one_epoch_options"] == []
 
 
-def test_gpt_loop_stops_its_evaluation_and_names_eval_iters(
+def test_gpt_loop_ends_its_evaluation_then_trains_and_names_eval_iters(
     run_quickdev: Any, project: Path
 ) -> None:
-    result = _run(run_quickdev, project, "gpt_loop.py")
-    assert (result["status"], result["stop_reason"]) == ("stopped", "eval_forwards")
-    assert result["optimizer_steps"] == 0
+    run = run_idiom(run_quickdev, project, "gpt_loop.py")
+    result = run.result
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed")
+    # estimate_loss() ends each split's loop after 20 forwards and returns what it
+    # computed; the training steps that follow are taken and end the `while True`.
+    assert "step 0: train" in run.stdout
+    assert result["optimizer_steps"] == result["loop_batches"] == 2
+    eval_line = _line(project, "gpt_loop.py", "for k in range(eval_iters)")
+    train_line = _line(project, "gpt_loop.py", "while True")
+    assert _ended(result) == [
+        (f"gpt_loop.py:{eval_line}", "evaluation", "eval_forwards", 20),
+        (f"gpt_loop.py:{train_line}", "training", "loop_steps", 2),
+    ]
+    assert [e["times"] for e in result["loops_ended"]] == [2, 1]  # the train and val splits
+    assert result["phases"]["evaluation_forwards"] == 40
     assert result["stop_advice"].startswith("eval_iters (default 200) at gpt_loop.py:")
 
 
-def test_gpt_loop_with_a_larger_eval_budget_stops_at_loop_steps(
+def test_gpt_loop_with_a_larger_eval_budget_evaluates_in_full(
     run_quickdev: Any, project: Path
 ) -> None:
     result = _run(run_quickdev, project, "gpt_loop.py", "--eval-forwards", "400")
-    assert (result["status"], result["stop_reason"]) == ("stopped", "loop_steps")
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed")
     assert result["optimizer_steps"] == result["loop_batches"] == 2
+    assert result["phases"]["evaluation_forwards"] == 400
+    assert [role for _, role, _, _ in _ended(result)] == ["training"]
     assert "max_iters (default 5000)" in result["stop_advice"]
 
 
 def test_word_lm_trains_hand_made_batches_within_the_loop_budget(
     run_quickdev: Any, project: Path
 ) -> None:
-    result = _run(run_quickdev, project, "word_lm.py", "--batches", "3")
-    assert (result["status"], result["stop_reason"]) == ("stopped", "loop_steps")
+    run = run_idiom(run_quickdev, project, "word_lm.py", "--batches", "3")
+    result = run.result
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed")
     assert result["limits"]["one_epoch_options"] == ["--epochs"]
     assert result["optimizer_steps"] == result["loop_batches"] == 3
     assert len(result["losses"]) == 3
+    assert "test ppl" in run.stdout  # the test evaluation after training ran
+    # The one-epoch loop around the training loop ends by itself: not listed.
+    assert [(role, count) for _, role, _, count in _ended(result)] == [
+        ("training", 3),
+        ("evaluation", 20),
+    ]
 
 
 def test_try_wrapped_loop_with_a_fixed_epoch_count_runs_one_epoch(
     run_quickdev: Any, project: Path
 ) -> None:
-    result = _run(run_quickdev, project, "try_loop.py")
-    assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
+    run = run_idiom(run_quickdev, project, "try_loop.py")
+    result = run.result
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed")
     train, val = result["loaders"]
-    assert (train["passes"], val["passes"]) == (2, 1)  # validation after the epoch still ran
-    assert (train["batches"], result["optimizer_steps"]) == (3, 2)  # epoch 2 took no step
+    assert (train["passes"], val["passes"]) == (1, 1)  # validation after the epoch still ran
+    assert (train["batches"], result["optimizer_steps"]) == (2, 2)
+    assert "epoch 0: val" in run.stdout and "interrupted" not in run.stdout
+    assert [role for _, role, _, _ in _ended(result)] == ["epoch"]
 
 
 def test_budgets_are_overridable_and_reported(run_quickdev: Any, project: Path) -> None:
     result = _run(
         run_quickdev, project, "endless_trainer.py", "--train-passes", "3", "--timeout", "0"
     )
-    assert result["stop_reason"] == "train_passes"
-    assert (result["loaders"][0]["passes"], result["optimizer_steps"]) == (4, 6)
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed")
+    assert (result["loaders"][0]["passes"], result["optimizer_steps"]) == (3, 6)
+    assert [(budget, count) for _, _, budget, count in _ended(result)] == [("train_passes", 3)]
     limits = result["limits"]
     assert (limits["train_passes"], limits["timeout_s"], limits["eval_forwards"]) == (3, None, 20)
 
@@ -123,7 +152,9 @@ def test_default_timeout_is_a_backstop(run_quickdev: Any, project: Path) -> None
     assert result["limits"]["timeout_s"] == 300
 
 
-def test_terminal_summary_names_the_budget_and_the_knob(run_quickdev: Any, project: Path) -> None:
+def test_terminal_summary_names_each_loop_ended_and_the_knob(
+    run_quickdev: Any, project: Path
+) -> None:
     run = run_quickdev(
         "--runs-dir",
         str(project.parent / "runs"),
@@ -132,8 +163,15 @@ def test_terminal_summary_names_the_budget_and_the_knob(run_quickdev: Any, proje
         json_output=False,
     )
     assert run.returncode == 0, run.stderr
-    assert "stopped: eval_forwards (20 evaluation forwards in a row" in run.stderr
+    eval_line = _line(project, "gpt_loop.py", "for k in range(eval_iters)")
+    train_line = _line(project, "gpt_loop.py", "while True")
+    assert (
+        f"gpt_loop.py:{eval_line} evaluation loop ended after 20 forwards, 2 times (eval_forwards)"
+        in run.stderr
+    )
+    assert f"gpt_loop.py:{train_line} training loop ended after 2 steps (loop_steps)" in run.stderr
     assert "advice: eval_iters (default 200)" in run.stderr
+    assert "quickdev: passed" in run.stderr and "stopped:" not in run.stderr
 
 
 def test_hf_trainer_runs_one_limited_epoch_into_the_run_dir(
@@ -156,15 +194,18 @@ def test_hf_trainer_runs_one_limited_epoch_into_the_run_dir(
     ]
 
 
-def test_accelerate_loop_stops_after_one_epoch_and_saves_in_the_run_dir(
+def test_accelerate_loop_ends_after_one_epoch_and_saves_in_the_run_dir(
     run_quickdev: Any, project: Path
 ) -> None:
     result = _run(run_quickdev, project, "accelerate_loop.py", "--train-passes", "0")
     assert (result["status"], result["stop_reason"]) == ("passed", "completed"), result["error"]
     assert result["optimizer_steps"] == 10  # 5 epochs of 2 batches: the pass budget is off
     result = _run(run_quickdev, project, "accelerate_loop.py")
-    assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed")
     assert result["optimizer_steps"] == 2
+    assert [role for _, role, _, _ in _ended(result)] == ["epoch"]
+    # The saves after the epoch loop ran, into the run directory.
+    assert (Path(result["run_dir"]) / "hf" / "checkpoints" / "model").is_dir()
 
 
 def test_accelerate_saves_go_to_the_run_dir(run_quickdev: Any, project: Path) -> None:
@@ -177,7 +218,8 @@ def test_accelerate_saves_go_to_the_run_dir(run_quickdev: Any, project: Path) ->
 
 def test_fabric_loop_on_cpu_saves_and_logs_in_the_run_dir(run_quickdev: Any, project: Path) -> None:
     result = _run(run_quickdev, project, "fabric_loop.py")
-    assert (result["status"], result["stop_reason"]) == ("stopped", "train_passes")
+    assert (result["status"], result["stop_reason"]) == ("passed", "completed")
+    assert [role for _, role, _, _ in _ended(result)] == ["epoch"]
     assert result["optimizer_steps"] == 2
     run_dir = Path(result["run_dir"])
     assert (run_dir / "outputs" / "checkpoints" / "last.ckpt").is_file()

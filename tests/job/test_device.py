@@ -55,7 +55,7 @@ def test_gpt_script_with_configurator_and_pinned_batches(run_quickdev: Any, work
         cwd=workdir,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    assert run.result["status"] == "stopped" and run.result["optimizer_steps"] == 3
+    assert run.result["status"] == "passed" and run.result["optimizer_steps"] == 3
     counts = remaps(run)
     assert counts["Tensor.pin_memory"] >= 4
     assert counts["Tensor.to / Module.to"] >= 4  # model.to("cuda"), batches .to(device)
@@ -83,10 +83,12 @@ def test_trainer_with_integer_gpu_id_resumes_its_snapshot(run_quickdev: Any, wor
 def test_torchrun_script_with_nccl_and_set_device(run_quickdev: Any, workdir: Path) -> None:
     run = run_quickdev("--nproc", "2", "torchrun_ddp.py", cwd=workdir, timeout=240)
     assert run.returncode == 0, run.stderr
-    # Its 100 epochs end at the one-epoch budget, in both ranks.
-    assert (run.result["status"], run.result["stop_reason"]) == ("stopped", "train_passes"), (
-        run.result["error"]
-    )
+    # Its 100 epochs end at the one-epoch budget, in both ranks, and the script finishes.
+    assert (run.result["status"], run.result["stop_reason"]) == ("passed", "completed"), run.result[
+        "error"
+    ]
+    assert [e["role"] for e in run.result["loops_ended"]] == ["epoch"]
+    assert [r["status"] for r in run.result["ranks"]] == ["passed", "passed"]
     assert "[GPU1] epoch 0 done on cpu" in run.stdout
     counts = remaps(run)
     assert counts["init_process_group nccl -> gloo"] == 1
@@ -231,7 +233,9 @@ def test_a_checkpoint_written_on_a_real_gpu_loads_on_the_cpu(
 def test_default_device_context_and_set_default_device(run_quickdev: Any, workdir: Path) -> None:
     run = run_quickdev("--max-steps", "2", "default_device.py", cwd=workdir)
     assert run.returncode == 0, run.stderr
-    assert run.result["status"] == "stopped"
+    assert run.result["status"] == "passed"
+    # The line after the training loop runs: every default lands on the CPU.
+    assert "DEVICES cpu cpu cpu" in run.stdout
     # meta stays meta (to_empty then maps it); cuda defaults land on the CPU, counted.
     assert remaps(run)["default device (torch.device context)"] == 2
 

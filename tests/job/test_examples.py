@@ -115,7 +115,7 @@ def test_lightning_gets_fast_dev_run_limits(lightning_run: Any) -> None:
     assert len(result["losses"]) == 2
 
 
-def test_lightning_stops_at_max_steps(
+def test_lightning_ends_at_max_steps_and_finishes(
     run_quickdev: Any, examples_dir: Path, tmp_path: Path
 ) -> None:
     run = run_quickdev(
@@ -127,10 +127,11 @@ def test_lightning_stops_at_max_steps(
         cwd=tmp_path,
     )
     assert run.returncode == 0, run.stderr
-    assert run.result["status"] == "stopped"
-    assert run.result["stop_reason"] == "max_steps"
+    # Lightning ends the fit gracefully at the budget and the script runs to its end.
+    assert (run.result["status"], run.result["stop_reason"]) == ("passed", "completed")
     assert run.result["optimizer_steps"] == 1
-    # Lightning ends the fit gracefully, so validation and test still run.
+    assert run.result["loops_ended"] == []  # the trainer's loop is the framework's own
+    # Validation and test still run.
     train, val, test = run.result["loaders"]
     assert train["batches"] == 1
     assert (val["batches"], test["batches"]) == (3, 3)
@@ -185,11 +186,14 @@ def test_cuda_script_runs_on_cpu(
     assert run.result["optimizer_steps"] == 4
 
 
-def test_char_lm_stops_at_max_steps(run_quickdev: Any, examples_dir: Path, tmp_path: Path) -> None:
+def test_char_lm_ends_its_loop_at_max_steps(
+    run_quickdev: Any, examples_dir: Path, tmp_path: Path
+) -> None:
     run = run_quickdev("--max-steps", "5", str(examples_dir / "char_lm.py"), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert run.result["status"] == "stopped"
-    assert run.result["stop_reason"] == "max_steps"
+    assert (run.result["status"], run.result["stop_reason"]) == ("passed", "completed")
+    (loop,) = run.result["loops_ended"]
+    assert (loop["role"], loop["budget"], loop["count"]) == ("training", "max_steps", 5)
     assert run.result["optimizer_steps"] == 5
     assert len(run.result["losses"]) == 5
     assert run.result["loaders"] == []
@@ -202,8 +206,8 @@ def test_hand_written_sgd_counts_forward_passes(
         "--max-steps", "4", str(examples_dir / "char_lm.py"), "--", "--manual-sgd", cwd=tmp_path
     )
     assert run.returncode == 0, run.stderr
-    assert run.result["status"] == "stopped"
-    assert run.result["stop_reason"] == "max_steps"
+    assert (run.result["status"], run.result["stop_reason"]) == ("passed", "completed")
+    assert [e["budget"] for e in run.result["loops_ended"]] == ["max_steps"]
     assert run.result["optimizer_steps"] == 4
     assert len(run.result["losses"]) == 4
 

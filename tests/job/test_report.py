@@ -29,3 +29,35 @@ def test_the_editor_shows_the_whole_message_at_its_line() -> None:
         "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 5x2)\n  in layer fc"
     )
     assert (failure.file, failure.line) == ("/project/train.py", 17)
+
+
+def test_each_loop_ended_early_is_one_line_in_the_terminal_and_the_editor() -> None:
+    from quickdev.rundir.changes import changes
+    from quickdev.rundir.result import EndedLoop, Phases
+
+    result = JobResult(
+        id="r2",
+        status="passed",
+        script="/project/train.py",
+        cwd="/project",
+        loops_ended=[
+            EndedLoop("/project/train.py", 42, "training", "loop_steps", 2, "steps"),
+            EndedLoop(
+                "/project/lib/evaluate.py", 7, "evaluation", "eval_forwards", 20, "forwards", 3
+            ),
+            EndedLoop("/elsewhere/fit.py", 9, "epoch", "train_passes", 1, "passes"),
+            EndedLoop("/project/train.py", 30, "enclosing", "loop_steps", 1, "steps"),
+        ],
+        phases=Phases(training_steps=2, evaluation_forwards=60, test_forwards=20, files_saved=1),
+    )
+    expected = [
+        "train.py:42 training loop ended after 2 steps (loop_steps)",
+        "lib/evaluate.py:7 evaluation loop ended after 20 forwards, 3 times (eval_forwards)",
+        "/elsewhere/fit.py:9 epoch loop ended after 1 pass (train_passes)",
+        "train.py:30 loop around it ended after 1 step (loop_steps)",
+    ]
+    assert changes(result) == expected  # what the editor shows, in the terminal's words
+    summary = summarize(result).splitlines()
+    assert [line.strip() for line in summary if "ended after" in line] == expected
+    assert "  evaluation forwards: 60 during training, 20 after it" in summary
+    assert "stopped" not in "\n".join(summary)

@@ -10,37 +10,33 @@ from quickdev.limits.budget import StopJob
 from tests.support.budgets import make_budget
 
 
-def test_steps_stop_the_job_at_the_budget_not_before() -> None:
-    budget = make_budget(max_steps=3, timeout_s=None)
-    budget.check_steps(2)
-    with pytest.raises(StopJob) as stopped:
-        budget.check_steps(3)
-    assert stopped.value.reason == "max_steps"
-    assert not budget.reached_by_trainer(3)
+def test_a_step_budget_is_reached_at_its_count_not_before() -> None:
+    budget = make_budget(max_steps=3, loop_steps=2)
+    assert budget.step_budget_reached(1, 1) is None
+    assert budget.step_budget_reached(2, 2) == ("loop_steps", 2, 2)
+    assert budget.step_budget_reached(2, None) is None  # a step from a DataLoader batch
+    assert budget.step_budget_reached(3, None) == ("max_steps", 3, 3)
 
 
-def test_no_step_budget_never_stops() -> None:
-    make_budget(max_steps=None, timeout_s=None).check_steps(10**9)
+def test_no_step_budget_is_never_reached() -> None:
+    budget = make_budget()
+    assert budget.step_budget_reached(10**9, 10**9) is None
+    assert not budget.ends_loops()
+    assert make_budget(eval_forwards=20).ends_loops()
 
 
 def test_a_user_except_exception_cannot_swallow_the_stop() -> None:
-    budget = make_budget(max_steps=1, timeout_s=None)
     with pytest.raises(StopJob):
         try:
-            budget.check_steps(1)
+            raise StopJob("max_steps")
         except Exception:  # the user's own guard around a training step
             pytest.fail("StopJob was caught as an Exception")
 
 
-def test_steps_left_to_a_trainer_end_gracefully() -> None:
-    budget = make_budget(max_steps=3, timeout_s=None)
+def test_steps_left_to_a_trainer_are_never_reached_by_the_step_hook() -> None:
+    budget = make_budget(max_steps=3)
     budget.leave_steps_to_trainer()
-    budget.check_steps(5)  # the trainer stops itself; the step hook must not
-    assert not budget.reached_by_trainer(2)
-    assert budget.reached_by_trainer(3)
-    unlimited = make_budget(max_steps=None, timeout_s=None)
-    unlimited.leave_steps_to_trainer()
-    assert not unlimited.reached_by_trainer(10**9)
+    assert budget.step_budget_reached(5, None) is None  # the trainer ends itself, gracefully
 
 
 def test_the_deadline_counts_from_start() -> None:

@@ -39,10 +39,11 @@ def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> Non
         "device: cpu instead of what the script asked "
         "(Tensor.to 45, autocast cuda float16 -> cpu bfloat16 1)",
         "outputs: 3 file(s) kept in the run dir, your files as they were",
+        "train.py:61 evaluation loop ended after 20 forwards, 2 times (eval_forwards)",
         "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)",
         f"advice: {result.stop_advice}",
     ]
     result.status, result.stop_reason = "passed", "completed"
     result.limits.one_epoch_options, result.limits.settings_changed = [], []
-    result.device, result.outputs = None, []
+    result.device, result.outputs, result.loops_ended = None, [], []
     assert run_summary(PAGE_FIXTURE.parent, result)["changes"] == []

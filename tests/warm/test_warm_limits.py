@@ -177,6 +177,10 @@ def limits_seen(summary: dict[str, Any], seen: dict[str, Any], workspace: Path) 
         "stop_reason": job["stop_reason"],
         "loaders": [lo["batches"] for lo in job["loaders"]],
         "optimizer_steps": job["optimizer_steps"],
+        # The loops the budgets ended: the user's code is rewritten in a forked job too.
+        "loops_ended": [
+            (Path(e["file"]).name, e["line"], e["role"], e["budget"]) for e in job["loops_ended"]
+        ],
         "device": job["device"],
         "outputs": sorted(
             (Path(o["requested"]).relative_to(workspace).as_posix(), o["change"])
@@ -215,6 +219,9 @@ async def test_limits_hold_the_same_in_a_warm_job_as_in_a_cold_one(
     assert cold_limits["left_in_user_folder"] == []
     if "save_file" in source:
         assert ("weights.safetensors", "created") in cold_limits["outputs"]
+    if source is PLAIN:  # its epoch loop ends after one pass; the saves after it run
+        epoch_line = source.splitlines().index("    for epoch in range(3):") + 1
+        assert cold_limits["loops_ended"] == [("train.py", epoch_line, "epoch", "train_passes")]
 
 
 # An installed library that binds torch's names when it is imported: a warm process

@@ -1,6 +1,6 @@
-"""One line of advice when a budget ended the job: the script's own knob for that loop.
+"""One line of advice when a budget ended a loop or the job: the script's own knob for it.
 
-A budget stops a loop from outside; the script usually has a knob that would have
+A budget ends a loop from outside; the script usually has a knob that would have
 made the same loop short from inside (nanoGPT's ``eval_iters``, a ``--max-iters``
 option). Static analysis finds it without running anything.
 """

@@ -189,8 +189,9 @@ def _run_with_limits(
 
         from quickdev.limits.install import install_limits
 
-        recorder, device = install_limits(options, run_dir, hub, budget, patcher, imported_early)
-        result.limits.device = device
+        installed = install_limits(options, run_dir, hub, budget, patcher, imported_early)
+        recorder = installed.recorder
+        result.limits.device = installed.device
         from quickdev.job.observers import job_observers
 
         for observer in job_observers(options, run_dir, progress):
@@ -201,12 +202,11 @@ def _run_with_limits(
         log.info("running %s %s", target.description, target.argv()[1:])
         hub.job_start()
         try:
-            target.run()
+            target.run(installed.rewriter)
         finally:
             signals.cancel_timeout_alarm()
+        # Ran to its end, also where budgets ended its loops (result.loops_ended).
         result.status, result.stop_reason, exit_code = "passed", "completed", EXIT_PASSED
-        if recorder is not None and budget.reached_by_trainer(recorder.steps):
-            result.status, result.stop_reason = "stopped", "max_steps"
     except StopJob as stop:
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
         result.stop_advice = advice_for(stop.reason, target, options.batches)
@@ -232,6 +232,9 @@ def _run_with_limits(
             signals.ignore_further_kills()
     _end_limits(result, recorder)
     _copy_recorded(result, recorder)
+    if result.status == "passed" and result.loops_ended:
+        # The script's own knob that would have made the first loop ended early short.
+        result.stop_advice = advice_for(result.loops_ended[0].budget, target, options.batches)
     hub.job_end()
     hub.result(result)
     progress.set_stage("done")
@@ -311,6 +314,8 @@ def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.limits.one_epoch_options = recorder.one_epoch_options
         result.limits.settings_changed = recorder.settings_changed
         result.device = recorder.device() if recorder.device else None
+        result.loops_ended = recorder.loops.ended
+        result.phases = recorder.phases()
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:

@@ -55,6 +55,14 @@ def summarize(result: JobResult) -> str:
         first, last = result.losses[0], result.losses[-1]
         steps += f", losses: {len(result.losses)} ({first:.4g} → {last:.4g})"
     lines.append(steps)
+    if result.phases is not None and (
+        result.phases.evaluation_forwards or result.phases.test_forwards
+    ):
+        phases = result.phases
+        lines.append(
+            f"  evaluation forwards: {phases.evaluation_forwards} during training, "
+            f"{phases.test_forwards} after it"
+        )
     lines.extend(_outputs(result))
     lines += [f"  {line}" for line in changes(result)]
     if result.error is not None:

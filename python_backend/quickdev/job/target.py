@@ -1,17 +1,23 @@
 """What a job runs: a script or a module as ``__main__``, or a callable (in-process API).
 
-A script sees the argv, cwd and ``sys.path`` that ``python SCRIPT ARGS`` would give it.
+A script sees the argv, cwd and ``sys.path`` that ``python SCRIPT ARGS`` would give it,
+and runs as ``runpy.run_path`` runs it; with a rewriter, its code is the rewritten one
+(a module's comes through the import hook the rewriter installed).
 """
 
 from __future__ import annotations
 
+import builtins
 import importlib.util
 import os
 import runpy
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from quickdev.rewrite import Rewriter
 
 
 class UsageProblem(Exception):
@@ -34,7 +40,7 @@ class Target:
     def argv(self) -> list[str]:
         return []
 
-    def run(self) -> None:
+    def run(self, rewriter: Rewriter | None = None) -> None:
         raise NotImplementedError
 
 
@@ -67,10 +73,18 @@ class ScriptTarget(Target):
     def argv(self) -> list[str]:
         return [self.script, *self.args]
 
-    def run(self) -> None:
+    def run(self, rewriter: Rewriter | None = None) -> None:
         sys.argv = self.argv()
         sys.path[0] = os.path.dirname(os.path.realpath(self.path))
-        runpy.run_path(str(self.path), run_name="__main__")
+        filename = str(self.path)
+        code = None
+        if rewriter is not None:
+            with open(filename, "rb") as file:
+                code = rewriter.code_for(file.read(), filename)
+        if code is None:
+            runpy.run_path(filename, run_name="__main__")
+        else:
+            _run_as_main(code, filename)
 
 
 class ModuleTarget(Target):
@@ -108,7 +122,7 @@ class ModuleTarget(Target):
     def argv(self) -> list[str]:
         return [self._origin or self.module, *self.args]
 
-    def run(self) -> None:
+    def run(self, rewriter: Rewriter | None = None) -> None:
         sys.argv = [self.module, *self.args]
         sys.path[0] = os.getcwd()
         runpy.run_module(self.module, run_name="__main__", alter_sys=True)
@@ -122,5 +136,31 @@ class CallableTarget(Target):
         module = getattr(fn, "__module__", None)
         self.description = f"{module}.{name}" if module else name
 
-    def run(self) -> None:
-        self.fn()
+    def run(self, rewriter: Rewriter | None = None) -> None:
+        self.fn()  # compiled already: runs as written
+
+
+def _run_as_main(code: types.CodeType, filename: str) -> None:
+    """``code`` as ``runpy.run_path(filename, run_name="__main__")`` runs a script's: a
+    fresh ``__main__`` module in ``sys.modules`` while it runs, ``sys.argv[0]`` the path."""
+    module = types.ModuleType("__main__")
+    module.__dict__.update(
+        __file__=filename,
+        __cached__=None,
+        __loader__=None,
+        __package__="",
+        __spec__=None,
+        __builtins__=builtins,
+    )
+    saved_main = sys.modules.get("__main__")
+    saved_argv0 = sys.argv[0] if sys.argv else None
+    sys.modules["__main__"] = module
+    if sys.argv:
+        sys.argv[0] = filename
+    try:
+        exec(code, module.__dict__)
+    finally:
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+        if sys.argv and saved_argv0 is not None:
+            sys.argv[0] = saved_argv0

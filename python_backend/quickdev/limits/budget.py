@@ -1,9 +1,11 @@
-"""The budgets a job's limits enforce, each one a ``stop_reason`` when it runs out.
+"""The budgets a job's limits enforce, each named by the ``stop_reason`` it gives.
 
 The limits count steps, passes and forwards in the user's process, so they check the
-budget where they count; the job's signal handling (alarm, kill, hard stop) lives in
-``quickdev.job.signals``. ``StopJob`` derives from BaseException so that a user's
-``except Exception`` around the training loop cannot swallow it.
+budget where they count. A budget reached ends the user's loops around that point and the
+script goes on (``quickdev.limits.loops``); where no loop can be ended, and for the wall
+clock, the job stops the script by raising ``StopJob``. The job's signal handling (alarm,
+kill, hard stop) lives in ``quickdev.job.signals``. ``StopJob`` derives from BaseException
+so that a user's ``except Exception`` around the training loop cannot swallow it.
 
 Every loop style meets one of them: DataLoader epochs (``train_passes``, also an endless
 trainer that re-iterates its loader), hand-made batches (``loop_steps``), evaluation
@@ -49,26 +51,30 @@ class Budget:
         if self.timeout_s is not None:
             self.deadline = time.monotonic() + self.timeout_s
 
-    def check_steps(self, steps: int) -> None:
+    def ends_loops(self) -> bool:
+        """Whether a budget may end the user's loops (then their code is rewritten)."""
+        limits = (self.max_steps, self.train_passes, self.loop_steps, self.eval_forwards)
+        return any(limit is not None for limit in limits)
+
+    def step_budget_reached(
+        self, steps: int, loop_steps: int | None
+    ) -> tuple[str, int, int] | None:
+        """(budget, its count, its limit) of the step budget the counts reached, if any;
+        ``loop_steps`` is None for a step that took a DataLoader batch."""
         if (
             self.max_steps is not None
             and steps >= self.max_steps
             and not self._trainer_counts_steps
         ):
-            raise StopJob(MAX_STEPS)
-
-    def check_loop_steps(self, loop_steps: int) -> None:
-        if self.loop_steps is not None and loop_steps >= self.loop_steps:
-            raise StopJob(LOOP_STEPS)
+            return MAX_STEPS, steps, self.max_steps
+        if self.loop_steps is not None and loop_steps is not None and loop_steps >= self.loop_steps:
+            return LOOP_STEPS, loop_steps, self.loop_steps
+        return None
 
     def beyond_train_passes(self, training_passes: int) -> bool:
         """Whether another pass over a loader that ``training_passes`` passes trained from
         would be one epoch too many, should it train (see ``Recorder.training_forward``)."""
         return self.train_passes is not None and training_passes >= self.train_passes
-
-    def check_eval_forwards(self, in_a_row: int) -> None:
-        if self.eval_forwards is not None and in_a_row >= self.eval_forwards:
-            raise StopJob(EVAL_FORWARDS)
 
     def allow_epochs(self, epochs: int) -> None:
         """The user asked the script for this many epochs on its command line."""
@@ -79,10 +85,6 @@ class Budget:
         """A trainer (Lightning) was given ``max_steps`` and ends there gracefully, running
         its end-of-training work; the step hook must then not stop the job first."""
         self._trainer_counts_steps = True
-
-    def reached_by_trainer(self, steps: int) -> bool:
-        """Whether a trainer ended the job gracefully at our step budget."""
-        return self._trainer_counts_steps and self.max_steps is not None and steps >= self.max_steps
 
     def lift_deadline(self) -> None:
         """No wall clock from now on (a debugger attached); the hard stop reads it too."""

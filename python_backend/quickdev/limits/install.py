@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from quickdev.events import EventHub
-from quickdev.limits import device, eager, epochs, fabric, journal, loaders, rebind, steps
+from quickdev.limits import device, eager, epochs, fabric, journal, loaders, loops, rebind, steps
 from quickdev.limits.budget import Budget
 from quickdev.limits.hf import HuggingFaceLimits
 from quickdev.limits.journal import loggers
@@ -16,8 +18,16 @@ from quickdev.limits.outputs import OutputPlacer
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 from quickdev.options import RunOptions
+from quickdev.rewrite import Rewriter
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Installed:
+    recorder: Recorder  # what the limits report to
+    device: str  # the device the job runs on
+    rewriter: Rewriter | None  # compiles the main script as the project's modules are
 
 
 def install_limits(
@@ -27,11 +37,16 @@ def install_limits(
     budget: Budget,
     patcher: Patcher,
     imported_early: Iterable[str] = (),
-) -> tuple[Recorder, str]:
-    """Returns the recorder the limits report to and the device the job runs on.
-    ``imported_early``: libraries the job imported before the limits (a debug job's
+) -> Installed:
+    """``imported_early``: libraries the job imported before the limits (a debug job's
     Lightning), which hold the originals of what the limits replace."""
-    recorder = Recorder(hub, budget)
+    # The user's own modules (the script's folder, the working directory) get loop exits.
+    roots = [
+        os.getcwd(),
+        *([os.path.dirname(os.path.abspath(options.script))] if options.script else []),
+    ]
+    ender, rewriter = loops.install(patcher, budget, roots)
+    recorder = Recorder(hub, budget, ender)
     batches = None if options.no_limits else options.batches
     actual = device.resolve_device(options.device)
     cpu_only = actual == "cpu"
@@ -73,4 +88,4 @@ def install_limits(
         actual,
         rebound,
     )
-    return recorder, actual
+    return Installed(recorder, actual, rewriter)

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from quickdev.events import EventHub
 from quickdev.limits.budget import TRAIN_PASSES, Budget, StopJob
 from quickdev.limits.journal.restore import Restored
-from quickdev.rundir.result import DeviceRemaps, LoaderStats, Output
+from quickdev.limits.loops import LoopEnder, LoopTables
+from quickdev.limits.loops.marks import Place
+from quickdev.rundir.result import DeviceRemaps, LoaderStats, Output, Phases
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -37,10 +40,22 @@ def _short(value: Any) -> str:
 MAX_RECORDED_LOSSES = 10_000
 
 
+@dataclass(frozen=True)
+class PassStart:
+    """What ``Recorder.pass_ended`` needs of the pass's start."""
+
+    steps: int
+    beyond: bool  # beyond the train_passes budget when it started
+    where: tuple[Place, ...]  # the user's loops around where it started
+
+
 class Recorder:
-    def __init__(self, hub: EventHub, budget: Budget) -> None:
+    def __init__(self, hub: EventHub, budget: Budget, loops: LoopEnder | None = None) -> None:
         self.hub = hub
         self.budget = budget
+        # Ends the user's loops when a budget is reached (none rewritten: it cannot, and
+        # the job stops the script, as for code it did not compile).
+        self.loops = loops or LoopEnder(LoopTables())
         self.loaders: list[LoaderStats] = []
         self.steps = 0
         self.losses: list[float] = []
@@ -65,6 +80,11 @@ class Recorder:
         self._pass_ended_since_step = False
         self._batches_at_eval = 0
         self._evals_in_a_row = 0
+        self.eval_forwards = 0
+        self._evals_since_step = 0
+        # A hand-written SGD step reached a step budget with no loop to end: the next
+        # step must not start.
+        self._stop_before_step: str | None = None
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
         self._passes_beyond_budget = 0  # open passes past the train_passes budget
 
@@ -73,32 +93,39 @@ class Recorder:
         self.loaders.append(stats)
         return stats
 
-    def pass_starting(self, stats: LoaderStats) -> tuple[int, bool]:
-        """A pass over a loader begins. Returns the step count and whether the pass is
-        beyond the train_passes budget, to hand back to ``pass_ended``.
+    def pass_starting(self, stats: LoaderStats) -> PassStart:
+        """A pass over a loader begins. Returns what ``pass_ended`` needs: the step count,
+        whether the pass is beyond the train_passes budget, where the user's loops are.
 
         A pass beyond the budget may still run: a script that measures its training
-        accuracy over the training loader after training takes no step there. The job
-        stops at the first training forward or step inside such a pass (an endless
-        trainer re-iterating its loader)."""
+        accuracy over the training loader after training takes no step there. The loops
+        around a training pass end once it reaches the budget (the epoch loop ends before
+        its next pass); a training forward in a pass beyond it stops the job where that
+        did not happen (see ``LoopEnder.training_in_extra_pass``)."""
         beyond = self.budget.beyond_train_passes(self._training_passes.get(id(stats), 0))
         stats.passes += 1
         self._open_passes += 1
         self._passes_beyond_budget += beyond
-        return self.steps, beyond
+        where = self.loops.where_pass_starts() if self.budget.train_passes is not None else ()
+        return PassStart(self.steps, beyond, where)
 
-    def pass_ended(self, stats: LoaderStats, started: tuple[int, bool]) -> None:
-        steps_at_start, beyond = started
+    def pass_ended(self, stats: LoaderStats, started: PassStart) -> None:
         self._open_passes -= 1
-        self._passes_beyond_budget -= beyond
+        self._passes_beyond_budget -= started.beyond
         self._pass_ended_since_step = True
-        if self.steps > steps_at_start:
-            self._training_passes[id(stats)] = self._training_passes.get(id(stats), 0) + 1
+        if self.steps > started.steps:
+            passes = self._training_passes.get(id(stats), 0) + 1
+            self._training_passes[id(stats)] = passes
+            if self.budget.beyond_train_passes(passes):
+                self.loops.training_pass_ended(started.where, passes)
 
     def training_forward(self) -> None:
         """Before a training forward (train mode, grad on) of the top module."""
         if self._passes_beyond_budget:
-            raise StopJob(TRAIN_PASSES)
+            limit = self.budget.train_passes
+            if limit is None:
+                raise StopJob(TRAIN_PASSES)
+            self.loops.training_in_extra_pass(max(self._training_passes.values()), limit)
 
     def batch(self, stats: LoaderStats, wait_s: float) -> None:
         self._batches_seen += 1
@@ -122,20 +149,56 @@ class Recorder:
             self.loop_steps += 1
         self._pass_ended_since_step = False
         self._evals_in_a_row = 0
+        self._evals_since_step = 0
         self.steps += 1
         self.hub.train_step(self.steps, now - self._last_step_at)
         self._last_step_at = now
         self.budget.check_time()
         return loop_step
 
+    def step_taken(self, loop_step: bool, *, hand_written: bool = False) -> None:
+        """After a counted step: a step budget reached ends the loops around it. Where none
+        can be ended the job stops: after this optimizer step, or before the next
+        hand-written one (whose forward is where it was counted)."""
+        reached = self.budget.step_budget_reached(
+            self.steps, self.loop_steps if loop_step else None
+        )
+        if reached is None or self.loops.training_step(*reached, self.budget.train_passes):
+            return
+        budget = reached[0]
+        if hand_written:
+            self._stop_before_step = budget
+            return
+        raise StopJob(budget)
+
+    def hand_step_starting(self) -> None:
+        """Before a hand-written SGD step (a training forward) is counted."""
+        if self._stop_before_step is not None:
+            raise StopJob(self._stop_before_step)
+
     def eval_forward(self) -> None:
-        """Before a forward of the model in eval mode or without grad; stops the job before
-        one forward too many of an evaluation loop that no DataLoader bounds."""
+        """Before a forward of the model in eval mode or without grad: an evaluation loop
+        that no DataLoader bounds ends after the eval_forwards budget."""
         if self._batches_seen != self._batches_at_eval:
             self._batches_at_eval = self._batches_seen
             self._evals_in_a_row = 0
-        self.budget.check_eval_forwards(self._evals_in_a_row)
         self._evals_in_a_row += 1
+        self.eval_forwards += 1
+        self._evals_since_step += 1
+        limit = self.budget.eval_forwards
+        if limit is not None and (self._evals_in_a_row >= limit or self.loops.busy()):
+            self.loops.evaluation_forward(self._evals_in_a_row, limit)
+
+    def phases(self) -> Phases:
+        """What ran of each phase, for the result (``files_saved`` from the outputs)."""
+        saved = sum(1 for o in self.outputs if o.written is not None and o.change != "deleted")
+        after = self._evals_since_step if self.steps else 0  # no training: no test phase
+        return Phases(
+            training_steps=self.steps,
+            evaluation_forwards=self.eval_forwards - after,
+            test_forwards=after,
+            files_saved=saved,
+        )
 
     def loss(self, value: float, step: int) -> None:
         if len(self.losses) < MAX_RECORDED_LOSSES:
@@ -165,6 +228,7 @@ class Recorder:
 
     def end(self) -> None:
         """The user's code is done: restore, and keep what the job wrote. Runs once."""
+        self.loops.finish()
         while self._at_end:
             restored = self._at_end.pop()()
             self.outputs.extend(restored.outputs)

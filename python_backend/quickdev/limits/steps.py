@@ -7,6 +7,7 @@ without grad are evaluation forwards, bounded when no DataLoader feeds them.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import torch
@@ -33,10 +34,7 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
         original_init(optimizer, *args, **kwargs)
 
     def after_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
-        loop_step = recorder.train_step()
-        recorder.budget.check_steps(recorder.steps)
-        if loop_step:
-            recorder.budget.check_loop_steps(recorder.loop_steps)
+        recorder.step_taken(recorder.train_step())
 
     patcher.set(Optimizer, "__init__", __init__)
     handle = register_optimizer_step_post_hook(after_step)
@@ -52,6 +50,7 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
     """
     depth = 0
     global_handles: list[Any] = []
+    watch = _TopModules(patcher, recorder)
 
     def remove_global() -> None:
         while global_handles:
@@ -61,7 +60,7 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
         nonlocal depth
         if depth == 0 and next(module.parameters(), None) is not None:
             remove_global()
-            _watch_top_module(module, patcher, recorder)
+            watch.found(module)
             _before_top_forward(module, recorder)
             return
         depth += 1
@@ -77,9 +76,52 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
     patcher.on_undo(remove_global)
 
 
-def _watch_top_module(module: nn.Module, patcher: Patcher, recorder: Recorder) -> None:
-    handle = module.register_forward_pre_hook(lambda m, args: _before_top_forward(m, recorder))
-    patcher.on_undo(handle.remove)
+# Marks the job's own forward hook among a module's hooks.
+_OURS = "_quickdev_top_module_hook"
+
+
+class _TopModules:
+    """The top module's forward hook, on the module and on the copies the script makes of
+    it: the best checkpoint loaded back whole for the test phase (``torch.load``), an EMA
+    model (``copy.deepcopy``). A copy is saved without the hook: it cannot be pickled,
+    and a file saved with it would need Quickdev to load."""
+
+    def __init__(self, patcher: Patcher, recorder: Recorder) -> None:
+        self.patcher = patcher
+        self.recorder = recorder
+        self.top_class: type[nn.Module] | None = None
+
+    def found(self, module: nn.Module) -> None:
+        self.top_class = type(module)
+        self.watch(module)
+        original_get = nn.Module.__getstate__
+        original_set = nn.Module.__setstate__
+
+        def __getstate__(module: nn.Module) -> dict[str, Any]:
+            state: dict[str, Any] = original_get(module)  # type: ignore[no-untyped-call]
+            hooks = state.get("_forward_pre_hooks")
+            if hooks and any(getattr(h, _OURS, False) for h in hooks.values()):
+                kept = [(k, h) for k, h in hooks.items() if not getattr(h, _OURS, False)]
+                state["_forward_pre_hooks"] = OrderedDict(kept)
+            return state
+
+        def __setstate__(module: nn.Module, state: dict[str, Any]) -> None:
+            original_set(module, state)  # type: ignore[no-untyped-call]
+            if type(module) is self.top_class:
+                self.watch(module)
+
+        self.patcher.set(nn.Module, "__getstate__", __getstate__)
+        self.patcher.set(nn.Module, "__setstate__", __setstate__)
+
+    def watch(self, module: nn.Module) -> None:
+        recorder = self.recorder
+
+        def before_forward(module: nn.Module, args: Any) -> None:
+            _before_top_forward(module, recorder)
+
+        setattr(before_forward, _OURS, True)
+        handle = module.register_forward_pre_hook(before_forward)
+        self.patcher.on_undo(handle.remove)
 
 
 def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
@@ -89,12 +131,10 @@ def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
     recorder.training_forward()
     if recorder.optimizer_seen:
         return  # the optimizer's step hook counts steps
-    # Hand-written SGD: a training forward is a step. Stop before the next step
-    # starts, so exactly the budgeted steps ran.
-    recorder.budget.check_steps(recorder.steps)
-    if recorder.in_loop_without_loader():
-        recorder.budget.check_loop_steps(recorder.loop_steps)
-    recorder.train_step()
+    # Hand-written SGD: a training forward is a step. Counted here, before it runs, the
+    # step that reaches a budget still runs to the loop's next iteration.
+    recorder.hand_step_starting()
+    recorder.step_taken(recorder.train_step(), hand_written=True)
 
 
 # On the tensor GradScaler.scale returns: the loss it scaled, which is what to record.

@@ -6,13 +6,15 @@ same lines, so the editor and the terminal tell the user the same thing.
 
 from __future__ import annotations
 
-from quickdev.rundir.result import JobResult
+import os
+
+from quickdev.rundir.result import EndedLoop, JobResult
 
 
 def changes(result: JobResult) -> list[str]:
     """One line per change: options set to one epoch, a framework's settings replaced,
-    tensors placed on another device, files kept in the run directory, and the budget that
-    ended the run (with advice)."""
+    tensors placed on another device, files kept in the run directory, each loop a budget
+    ended early, and the budget that stopped the run (with advice)."""
     lines = []
     if result.limits.one_epoch_options:
         options = ", ".join(result.limits.one_epoch_options)
@@ -28,11 +30,28 @@ def changes(result: JobResult) -> list[str]:
         lines.append(
             f"outputs: {len(result.outputs)} file(s) kept in the run dir, your files as they were"
         )
+    lines += [ended_loop_line(loop, result.cwd) for loop in result.loops_ended]
     if result.stop_reason and result.status == "stopped":
         lines.append(f"stopped: {_stop_text(result)}")
-        if result.stop_advice:
-            lines.append(f"advice: {result.stop_advice}")
+    if result.stop_advice and (result.status == "stopped" or result.loops_ended):
+        lines.append(f"advice: {result.stop_advice}")
     return lines
+
+
+_ROLE = {"training": "training loop", "evaluation": "evaluation loop", "epoch": "epoch loop"}
+_ONE = {"steps": "step", "forwards": "forward", "passes": "pass"}
+
+
+def ended_loop_line(loop: EndedLoop, cwd: str = "") -> str:
+    """``train.py:42 training loop ended after 2 steps (loop_steps)``; the file relative to
+    the job's working directory when it is under it."""
+    unit = _ONE.get(loop.unit, loop.unit) if loop.count == 1 else loop.unit
+    what = _ROLE.get(loop.role, "loop around it")
+    times = f", {loop.times} times" if loop.times > 1 else ""
+    file = loop.file
+    if cwd and os.path.isabs(file) and file.startswith(cwd.rstrip(os.sep) + os.sep):
+        file = os.path.relpath(file, cwd)
+    return f"{file}:{loop.line} {what} ended after {loop.count} {unit}{times} ({loop.budget})"
 
 
 def _stop_text(result: JobResult) -> str:

@@ -107,6 +107,34 @@ class Output:
 
 
 @dataclass
+class EndedLoop:
+    """A loop of the user's that a budget ended at its next iteration; the script went on
+    after it (see quickdev/limits/loops)."""
+
+    file: str
+    line: int  # the loop statement's first line
+    # training: the loop around the step; evaluation: around the forwards; epoch: around a
+    # pass over the training loader; enclosing: a loop around one of those.
+    role: str
+    budget: str  # the budget that ended it (a stop_reason value: loop_steps, eval_forwards …)
+    count: int  # how many of the budget's units had run when it was told to end
+    unit: str  # steps | forwards | passes
+    times: int = 1  # a loop ended again (an evaluation loop called every epoch)
+
+
+@dataclass
+class Phases:
+    """What ran of each phase of the script."""
+
+    training_steps: int = 0
+    # Eval-mode or no-grad forwards of the model while training went on, then those after
+    # the training loops ended (after the last step when none was ended): the test phase.
+    evaluation_forwards: int = 0
+    test_forwards: int = 0
+    files_saved: int = 0  # files the script wrote (created or changed; see ``outputs``)
+
+
+@dataclass
 class JobResult:
     id: str
     status: Status = "running"
@@ -122,6 +150,9 @@ class JobResult:
     loop_batches: int = 0
     losses: list[float] = field(default_factory=list)
     stop_reason: str | None = None
+    # The user's loops a budget ended early (the script went on after them), and what ran.
+    loops_ended: list[EndedLoop] = field(default_factory=list)
+    phases: Phases | None = None
     # One line: the script's own knob that would have ended the run sooner than a budget.
     stop_advice: str | None = None
     error: ErrorInfo | None = None
@@ -156,6 +187,9 @@ class JobResult:
         if values.get("profile"):
             values["profile"] = ProfileSummary(**values["profile"])
         values["outputs"] = [Output(**d) for d in values.get("outputs") or []]
+        values["loops_ended"] = [EndedLoop(**d) for d in values.get("loops_ended") or []]
+        if values.get("phases"):
+            values["phases"] = Phases(**values["phases"])
         return cls(**values)
 
     def write(self, run_dir: Path) -> Path:

@@ -7,7 +7,11 @@ import { resultHtml, sparkline } from "../../../extension/results/resultPage";
 // A result.json of today's schema (a Python test checks the file against the job's types).
 const FIXTURE = path.join(__dirname, "..", "..", "..", "..", "tests", "extension", "results", "fixtures", "result.json");
 const RESULT = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<string, unknown>;
-const CHANGES = ["one epoch: --epochs set to 1 (pass it explicitly to keep your value)", "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)"];
+const CHANGES = [
+  "one epoch: --epochs set to 1 (pass it explicitly to keep your value)",
+  "train.py:61 evaluation loop ended after 20 forwards, 2 times (eval_forwards)",
+  "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)",
+];
 
 test("the result page shows what a person looks for, not JSON", () => {
   const page = resultHtml(RESULT, "abc", CHANGES);
@@ -30,6 +34,12 @@ test("the result page shows what a person looks for, not JSON", () => {
   for (const line of CHANGES) {
     assert.ok(page.includes(`<li>${line}</li>`), line);
   }
+  // Each loop a budget ended is one line, then the phases that ran, before the details.
+  assert.ok(page.includes("<td>training steps</td><td>2</td>"));
+  assert.ok(page.includes("<td>evaluation forwards during training</td><td>40</td>"));
+  assert.ok(page.includes("<td>files saved</td><td>2</td>"));
+  assert.ok(page.indexOf("What Quickdev changed") < page.indexOf("Phases that ran"));
+  assert.ok(page.indexOf("Phases that ran") < page.indexOf("Loaders"));
   // A loader that was made and never iterated is not listed.
   assert.ok(!page.includes("/w/train.py:82"));
   assert.match(page, /<svg class="sparkline"[^>]*aria-label="loss from 2\.310 to 1\.870 over 3 steps"/);
@@ -47,7 +57,7 @@ test("values from the file are escaped, and a file of any shape still renders", 
   assert.ok(!page.includes("<img"));
   assert.ok(page.includes("ValueError: &lt;b&gt;bad&lt;/b&gt;"));
   assert.ok(page.includes("at /w/t.py:3"));
-  for (const odd of [null, [1, 2], "text", { losses: "many", loaders: [3, null], outputs: [null, 4], device: { remaps: [1] } }]) {
+  for (const odd of [null, [1, 2], "text", { losses: "many", loaders: [3, null], outputs: [null, 4], device: { remaps: [1] }, phases: [1] }, { phases: { training_steps: "2" } }]) {
     assert.match(resultHtml(odd, "n"), /<h1>Run /);
   }
   assert.ok(resultHtml(RESULT, "n", ["<b>x</b>"]).includes("<li>&lt;b&gt;x&lt;/b&gt;</li>"));

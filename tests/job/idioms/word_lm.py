@@ -1,5 +1,6 @@
 """The word-language-model example in small: manual batching over a whole corpus with
-``--epochs``, hand-written SGD, full validation and test passes."""
+``--epochs``, hand-written SGD, full validation passes, the best model saved whole and
+loaded back for the test pass."""
 
 import argparse
 import math
@@ -82,5 +83,8 @@ for epoch in range(1, args.epochs + 1):
         with open(args.save, "wb") as f:
             torch.save(model, f)
         best_val_loss = val_loss
+# The best model, loaded back whole for the test evaluation.
+with open(args.save, "rb") as f:
+    model = torch.load(f, weights_only=False)
 test_loss = evaluate(test_data)
 print(f"test ppl {math.exp(min(test_loss, 50)):.2f}")

@@ -16,6 +16,8 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from quickdev.cachedir import user_cache_root
+
 _SYSTEM = ("/dev", "/proc", "/sys", "/run")
 
 
@@ -23,7 +25,7 @@ class Scope:
     def __init__(self, cwd: Path, runs_root: Path) -> None:
         self.cwd = _dir_prefix(cwd)
         self.runs_root = _dir_prefix(runs_root)
-        cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        cache = str(user_cache_root())
         places = [*_SYSTEM, tempfile.gettempdir(), cache, sys.prefix, sys.base_prefix]
         places += [p for p in sysconfig.get_paths().values() if p]
         places += [p for p in [*site.getsitepackages(), site.getusersitepackages()] if p]

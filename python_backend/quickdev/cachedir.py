@@ -1,0 +1,17 @@
+"""Where Quickdev keeps what outlives a job and is not the user's: ``$XDG_CACHE_HOME/quickdev``
+(``~/.cache/quickdev`` by default). The file journal leaves this place alone."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def user_cache_root() -> Path:
+    """The user's cache folder (not Quickdev's own part of it)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"))
+
+
+def quickdev_cache_dir(*parts: str) -> Path:
+    """``<user cache>/quickdev/<parts>``; not created here."""
+    return user_cache_root().joinpath("quickdev", *parts)

@@ -1,0 +1,58 @@
+"""What a transform of the user's code provides to the ``Rewriter``."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from typing import Any, Protocol
+
+# Transforms return metadata the cache keeps beside the code: what ``marshal`` stores
+# (None, bool, int, float, str, bytes, tuples, lists, dicts of these).
+Metadata = Any
+
+
+class Transform(Protocol):
+    """One change to the user's code, made on its syntax tree before it is compiled.
+
+    ``key`` names the transform and its version: it is part of the cache key, so it must
+    change whenever the code the transform produces changes (``source_key`` does that).
+    """
+
+    key: str
+
+    def wanted(self, source: str) -> bool:
+        """A cheap look at the source text: False when ``apply`` would change nothing,
+        so the file is not even parsed (most files of a project hold no loop)."""
+        ...
+
+    def apply(self, tree: ast.Module, source: str, filename: str) -> Metadata | None:
+        """Change ``tree`` in place; return metadata about the change (kept in the cache
+        with the code), or None when nothing was changed."""
+        ...
+
+    def loaded(self, filename: str, metadata: Metadata) -> None:
+        """The rewritten code of ``filename`` is about to run (freshly compiled or from
+        the cache): ``metadata`` is what ``apply`` returned for it."""
+        ...
+
+
+def source_key(name: str, module_file: str) -> str:
+    """``name`` and a digest of the transform's own module: any change to the transform's
+    code makes a new key, so no cached code from an older version runs."""
+    with open(module_file, "rb") as file:
+        digest = hashlib.sha256(file.read()).hexdigest()[:16]
+    return f"{name} {digest}"
+
+
+def no_location(node: ast.AST) -> ast.AST:
+    """Give ``node`` and everything under it no source position.
+
+    Instructions without a line number raise no line event, so a debugger never stops
+    on them and stepping goes from the user's line to the user's next line; coverage
+    does not count them; the line table of the code stays the user's.
+    """
+    for inner in ast.walk(node):
+        if "lineno" in inner._attributes:
+            inner.lineno = inner.end_lineno = -1  # type: ignore[attr-defined]
+            inner.col_offset = inner.end_col_offset = -1  # type: ignore[attr-defined]
+    return node
