@@ -311,6 +311,7 @@ def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.limits.train_passes = recorder.budget.train_passes
         result.losses = recorder.losses
         result.outputs = recorder.outputs
+        result.file_safety = recorder.file_safety
         result.limits.one_epoch_options = recorder.one_epoch_options
         result.limits.settings_changed = recorder.settings_changed
         result.device = recorder.device() if recorder.device else None

@@ -16,7 +16,7 @@ from quickdev.limits.budget import TRAIN_PASSES, Budget, StopJob
 from quickdev.limits.journal.restore import Restored
 from quickdev.limits.loops import LoopEnder, LoopTables
 from quickdev.limits.loops.marks import Place
-from quickdev.rundir.result import DeviceRemaps, LoaderStats, Output, Phases
+from quickdev.rundir.result import DeviceRemaps, FileSafety, LoaderStats, Output, Phases
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -62,6 +62,7 @@ class Recorder:
         self.outputs: list[Output] = []
         self.problems: list[str] = []  # what the file journal could not put back
         self.notes: list[str] = []  # what the file journal tells the user (one line each)
+        self.file_safety: FileSafety | None = None  # the file journal's account
         self._at_end: list[Callable[[], Restored]] = []
         self.one_epoch_options: list[str] = []
         # A framework's settings the script gave and the job replaced ("Trainer.max_epochs:
@@ -234,3 +235,4 @@ class Recorder:
             self.outputs.extend(restored.outputs)
             self.problems.extend(restored.problems)
             self.notes.extend(restored.notes)
+            self.file_safety = restored.safety

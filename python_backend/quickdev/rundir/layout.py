@@ -39,6 +39,11 @@ LIGHTNING_DIR = "lightning"  # Lightning's default_root_dir (logs, checkpoints)
 JOURNAL_FILE = "journal.log"
 JOURNAL_DONE = "journal.done.log"
 BACKUPS_DIR = "journal-backups"  # the user's originals while the job runs
+# Originals of files the person saved over while the job ran: their version stays.
+ORIGINALS_DIR = "originals"
+# The working folder's files at the job's start (size, mtime, inode), to name at the end
+# the changes no journal saw.
+MANIFEST_FILE = "manifest.json"
 RUNS_LOCK = ".journal.lock"  # in the runs root: one job at a time restores or claims a path
 LOGGERS_DIR = "loggers"  # W&B offline and MLflow file stores of plain scripts
 HF_DIR = "hf"  # transformers/accelerate outputs: output_dir, saved models, states
