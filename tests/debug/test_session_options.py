@@ -91,8 +91,8 @@ def test_output_reaches_the_debug_console_and_quickdev_frames_are_hidden(
         frame = dap.stack_trace(stopped["threadId"])[0]
         assert frame["line"] == in_loop
         variables = dap.locals(frame["id"])
-        assert variables["images"]["value"].startswith("float32[8, 3, 4, 4] cpu"), variables
-        assert variables["bad"]["value"].startswith("float32[2] cpu NaN"), variables["bad"]
+        assert variables["images"]["value"].startswith("f32[8, 3, 4, 4] cpu"), variables
+        assert variables["bad"]["value"].startswith("f32[2] cpu NaN"), variables["bad"]
         # The tensor still unfolds into its attributes.
         children = dap.variables(variables["images"]["variablesReference"])
         assert any(child["name"] == "shape" for child in children)
