@@ -125,6 +125,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         device=start.device,
         nproc=start.nproc,
         keep_outputs=settings.keep_outputs,
+        record_shapes=settings.tensor_shapes,
         retention=Retention(settings.runs_keep, settings.runs_max_size_mb),
     )
 

@@ -89,6 +89,11 @@ class Settings:
         default=True,
         metadata=_setting("must be true or false; using true", key="warmStart"),
     )
+    # Jobs record the tensors each line binds; the editor shows their shapes (shape_hints).
+    tensor_shapes: bool = field(
+        default=True,
+        metadata=_setting("must be true or false; using true", key="tensorShapes"),
+    )
     # Each kind apart: a wrong one is ignored, the others kept.
     lenses: dict[str, bool] = field(
         default_factory=lambda: dict.fromkeys(LENS_KINDS, True),
