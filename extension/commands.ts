@@ -4,7 +4,15 @@ import { attachToRunningJob, debugScript } from "./debug";
 import type { Jobs } from "./jobs/jobs";
 import { generateLaunchConfigurations } from "./launch/launchConfig";
 import { showLog } from "./common/logger";
-import { LENS_COMMANDS, type RunSummary, parseLensArgument } from "./server/protocol";
+import {
+  CLEAR_SHAPES,
+  CLEAR_SHAPES_LENS,
+  type ClearShapesAnswer,
+  LENS_COMMANDS,
+  type RunSummary,
+  isError,
+  parseLensArgument,
+} from "./server/protocol";
 import type { QuickdevServer } from "./server/server";
 import type { ResultPanels } from "./results/resultPanel";
 import { registerRunActions } from "./runs/runActions";
@@ -39,6 +47,14 @@ function lensHandler(run: (script: string, file: string | undefined, line: numbe
     }
     return run(parsed.script, parsed.file, parsed.line);
   };
+}
+
+/** The shape hints go until the next run (the server asks the editor for hints again). */
+async function clearTensorShapes(server: QuickdevServer): Promise<void> {
+  const answer = await server.command<ClearShapesAnswer>(CLEAR_SHAPES, {});
+  if (isError(answer)) {
+    void vscode.window.showErrorMessage(answer.error);
+  }
 }
 
 async function openAt(file: string, line: number): Promise<void> {
@@ -81,6 +97,8 @@ export function registerCommands(
     register("quickdev.restartServer", restart),
     register("quickdev.showLog", showLog),
     register("quickdev.tensorboard.refresh", () => panels.refreshActive()),
+    register("quickdev.clearTensorShapes", () => clearTensorShapes(server)),
+    register(CLEAR_SHAPES_LENS, () => clearTensorShapes(server)),
 
     register(LENS_COMMANDS.run, lensHandler((script) => jobs.run("run", script))),
     register(LENS_COMMANDS.profile, lensHandler((script) => jobs.run("profile", script))),

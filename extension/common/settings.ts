@@ -41,6 +41,7 @@ export function readSettings(): QuickdevSettings {
     keepOutputs: get<boolean>("keepOutputs"),
     runsKeep: get<number>("runsKeep"),
     runsMaxSizeMb: get<number>("runsMaxSizeMb"),
+    tensorShapes: get<boolean>("tensorShapes"),
     lenses: get<LensSettings>("lenses"),
   };
 }

@@ -20,6 +20,8 @@ export interface QuickdevSettings {
   /** Run history: runs kept, and its size cap in MB (0: no limit). */
   runsKeep: number;
   runsMaxSizeMb: number;
+  /** Jobs record the tensors each line binds; the editor shows their shapes. */
+  tensorShapes: boolean;
   lenses: LensSettings;
 }
 
@@ -31,6 +33,7 @@ export const SETTING_KEYS: readonly (keyof QuickdevSettings)[] = [
   "keepOutputs",
   "runsKeep",
   "runsMaxSizeMb",
+  "tensorShapes",
   "lenses",
 ];
 

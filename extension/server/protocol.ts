@@ -169,6 +169,16 @@ export const LENS_COMMANDS = {
 
 export const RUN_CHANGED = "quickdev/runChanged";
 
+/** Forgets the tensor shapes shown as inlay hints until the next run; answers `{"cleared"}`. */
+export const CLEAR_SHAPES = "quickdev.clearShapes";
+/** The lens above a file's first shape hint; its argument is `{}`. */
+export const CLEAR_SHAPES_LENS = "quickdev.lens.clearShapes";
+
+export interface ClearShapesAnswer {
+  /** Files whose shapes were cleared. */
+  cleared: number;
+}
+
 /** The argument of a lens command: `[{"script", "file"?, "line"?}]`, line 0-based. */
 export interface LensArgument {
   script: string;

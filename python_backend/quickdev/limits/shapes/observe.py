@@ -35,6 +35,11 @@ log = logging.getLogger(__name__)
 PASSES = 3
 MAX_VALUES = 8
 _MISSING = object()
+# Iterators that never yield a tensor: a loop over one is not looked at again (``for ch in
+# text``, ``for i in range(n)``), so a tight loop never pays for the look's wrapper.
+_SCALAR_ITERATORS = frozenset(
+    type(iter(empty)) for empty in (range(0), range(2**64, 2**64), "", "é", b"", bytearray())
+)
 
 
 @dataclass
@@ -156,6 +161,11 @@ class RecordedFiles:
 
     def loop(self, guard: str, slot: int, iterator: Iterator[Any]) -> Iterator[Any]:
         """The loop's items, the first one looked at as the loop takes it."""
+        if type(iterator) in _SCALAR_ITERATORS:
+            file = self.files.get(guard)
+            if file is not None:
+                file.guards[slot] = 0
+            return iterator
         look = partial(self._see_item, guard, slot)
         return chain(map(look, islice(iterator, 1)), iterator)
 
