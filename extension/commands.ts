@@ -1,14 +1,13 @@
 // Palette commands, the code lens commands the server's lenses carry, and the Runs view actions.
 import * as vscode from "vscode";
 import { attachToRunningJob, debugScript } from "./debug";
-import type { Jobs } from "./jobs/jobs";
+import type { JobTarget, Jobs } from "./jobs/jobs";
 import { generateLaunchConfigurations } from "./launch/launchConfig";
 import { showLog } from "./common/logger";
 import {
-  CLEAR_SHAPES,
   CLEAR_SHAPES_LENS,
-  type ClearShapesAnswer,
   LENS_COMMANDS,
+  type LensArgument,
   type RunSummary,
   isError,
   parseLensArgument,
@@ -36,7 +35,7 @@ async function currentScript(): Promise<string | undefined> {
   return document.uri.fsPath;
 }
 
-function lensHandler(run: (script: string, file: string | undefined, line: number | undefined) => unknown) {
+function lensHandler(run: (lens: LensArgument) => unknown) {
   return (argument: unknown): unknown => {
     const parsed = parseLensArgument(argument);
     if (!parsed) {
@@ -45,16 +44,21 @@ function lensHandler(run: (script: string, file: string | undefined, line: numbe
       );
       return undefined;
     }
-    return run(parsed.script, parsed.file, parsed.line);
+    return run(parsed);
   };
 }
 
 /** The shape hints go until the next run (the server asks the editor for hints again). */
 async function clearTensorShapes(server: QuickdevServer): Promise<void> {
-  const answer = await server.command<ClearShapesAnswer>(CLEAR_SHAPES, {});
+  const answer = await server.command("quickdev.clearShapes", {});
   if (isError(answer)) {
     void vscode.window.showErrorMessage(answer.error);
   }
+}
+
+/** A lens's job: its script, or the module it runs only as (`python -m`, from the folder given). */
+function lensJob({ script, module, cwd }: LensArgument): JobTarget {
+  return module ? { module, cwd } : { script };
 }
 
 async function openAt(file: string, line: number): Promise<void> {
@@ -77,15 +81,15 @@ export function registerCommands(
     register("quickdev.generateLaunchConfigurations", () => generateLaunchConfigurations(server)),
     register("quickdev.runCurrentFile", async () => {
       const script = await currentScript();
-      return script && jobs.run("run", script);
+      return script && jobs.run("run", { script });
     }),
     register("quickdev.profileCurrentFile", async () => {
       const script = await currentScript();
-      return script && jobs.run("profile", script);
+      return script && jobs.run("profile", { script });
     }),
     register("quickdev.debugCurrentFile", async () => {
       const script = await currentScript();
-      return script && debugScript(script);
+      return script && debugScript({ script });
     }),
     register("quickdev.attachToRunningJob", attachToRunningJob),
     register("quickdev.showTensorBoard", () => jobs.openTensorBoard()),
@@ -100,12 +104,23 @@ export function registerCommands(
     register("quickdev.clearTensorShapes", () => clearTensorShapes(server)),
     register(CLEAR_SHAPES_LENS, () => clearTensorShapes(server)),
 
-    register(LENS_COMMANDS.run, lensHandler((script) => jobs.run("run", script))),
-    register(LENS_COMMANDS.profile, lensHandler((script) => jobs.run("profile", script))),
-    register(LENS_COMMANDS.debug, lensHandler((script) => debugScript(script))),
+    register(
+      LENS_COMMANDS.run,
+      lensHandler((lens) => jobs.run("run", lensJob(lens))),
+    ),
+    register(
+      LENS_COMMANDS.profile,
+      lensHandler((lens) => jobs.run("profile", lensJob(lens))),
+    ),
+    register(
+      LENS_COMMANDS.debug,
+      lensHandler((lens) => debugScript(lensJob(lens))),
+    ),
     register(
       LENS_COMMANDS.debugStep,
-      lensHandler((script, file, line) => debugScript(script, line === undefined ? undefined : { file: file ?? script, line })),
+      lensHandler(({ script, file, line }) =>
+        debugScript({ script }, line === undefined ? undefined : { file: file ?? script, line }),
+      ),
     ),
 
     register("quickdev.run.openResult", (run: RunSummary) => results.show(run)),

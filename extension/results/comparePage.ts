@@ -11,8 +11,10 @@ function facts(data: Record<string, unknown>): (string | undefined)[] {
     text(data.optimizer_steps),
     // Hand-made batches (training steps without a DataLoader) count, as in the Runs view.
     String(
-      list(data.loaders).reduce<number>((sum, l) => sum + (finite(record(l)?.batches) ? (record(l)?.batches as number) : 0), 0) +
-        (finite(data.loop_batches) ? data.loop_batches : 0),
+      list(data.loaders).reduce<number>(
+        (sum, l) => sum + (finite(record(l)?.batches) ? (record(l)?.batches as number) : 0),
+        0,
+      ) + (finite(data.loop_batches) ? data.loop_batches : 0),
     ),
     losses.length ? losses[losses.length - 1]?.toPrecision(4) : undefined,
     megabytes(data.peak_rss_mb),

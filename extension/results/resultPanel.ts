@@ -16,7 +16,9 @@ export class ResultPanels implements vscode.Disposable {
   constructor(private readonly server: QuickdevServer) {}
 
   async show(run: RunSummary): Promise<void> {
-    const answer = await this.server.command<{ run: RunSummary; result: unknown }>("quickdev.getRun", { runId: run.runId });
+    const answer = await this.server.command("quickdev.getRun", {
+      runId: run.runId,
+    });
     if (isError(answer)) {
       void vscode.window.showWarningMessage(`Quickdev: ${answer.error}`);
       return;
@@ -38,7 +40,7 @@ export class ResultPanels implements vscode.Disposable {
   /** Two runs side by side in one panel (reused for the next comparison). */
   async compare(first: RunSummary, second: RunSummary): Promise<void> {
     const answers = await Promise.all(
-      [first, second].map((run) => this.server.command<{ result: unknown }>("quickdev.getRun", { runId: run.runId })),
+      [first, second].map((run) => this.server.command("quickdev.getRun", { runId: run.runId })),
     );
     const results: unknown[] = [];
     for (const answer of answers) {
@@ -49,10 +51,15 @@ export class ResultPanels implements vscode.Disposable {
       results.push(answer.result);
     }
     if (!this.comparison) {
-      this.comparison = vscode.window.createWebviewPanel(`${VIEW_TYPE}.compare`, "Compare Runs", vscode.ViewColumn.Active, {
-        enableScripts: false,
-        localResourceRoots: [],
-      });
+      this.comparison = vscode.window.createWebviewPanel(
+        `${VIEW_TYPE}.compare`,
+        "Compare Runs",
+        vscode.ViewColumn.Active,
+        {
+          enableScripts: false,
+          localResourceRoots: [],
+        },
+      );
       this.comparison.onDidDispose(() => (this.comparison = undefined));
     }
     this.comparison.title = `Compare ${first.runId} · ${second.runId}`;

@@ -11,10 +11,11 @@ import type { QuickdevServer } from "../server/server";
 export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: ResultPanels): vscode.Disposable[] {
   const register = vscode.commands.registerCommand;
   return [
-    // The same script in the same mode; the script's folder gives the environment as before.
-    register("quickdev.run.rerun", (run: RunSummary) =>
-      run.mode === "debug" ? debugScript(run.script) : jobs.run(run.mode === "profile" ? "profile" : "run", run.script),
-    ),
+    // The same script (or module) in the same mode; its folder gives the environment as before.
+    register("quickdev.run.rerun", (run: RunSummary) => {
+      const job = run.module ? { module: run.module } : { script: run.script };
+      return run.mode === "debug" ? debugScript(job) : jobs.run(run.mode === "profile" ? "profile" : "run", job);
+    }),
     register("quickdev.run.cancel", (run: RunSummary) => jobs.cancel(run.runId)),
     register("quickdev.run.delete", async (run: RunSummary) => {
       const choice = await vscode.window.showWarningMessage(
@@ -25,7 +26,7 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
       if (choice !== "Delete") {
         return;
       }
-      const answer = await server.command<{ deleted: string }>("quickdev.deleteRun", { runId: run.runId });
+      const answer = await server.command("quickdev.deleteRun", { runId: run.runId });
       if (isError(answer)) {
         void vscode.window.showErrorMessage(`Quickdev: ${answer.error}`);
         return;
@@ -36,7 +37,7 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
     register("quickdev.run.compare", async (run: RunSummary, selected?: readonly RunSummary[]) => {
       const chosen = (selected ?? []).filter((node): node is RunSummary => "runId" in node);
       if (chosen.length === 2) {
-        return results.compare(chosen[0] as RunSummary, chosen[1] as RunSummary);
+        return results.compare(chosen[0], chosen[1]);
       }
       const others = jobs.knownRuns().filter((other) => other.runId !== run.runId);
       const picked = await vscode.window.showQuickPick(

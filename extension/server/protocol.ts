@@ -1,14 +1,8 @@
 // Types of the language server's commands and notifications (docs/protocol.md). No vscode import:
 // unit tests load this module under plain node.
+import type { QuickdevSettings } from "../common/settingsResolve";
 
-export type RunStatus =
-  | "queued"
-  | "running"
-  | "passed"
-  | "failed"
-  | "stopped"
-  | "killed"
-  | "cancelled";
+export type RunStatus = "queued" | "running" | "passed" | "failed" | "stopped" | "killed" | "cancelled";
 
 export type JobMode = "run" | "profile" | "debug";
 
@@ -43,6 +37,8 @@ export interface RunSummary {
   losses: number[];
   /** What the run did that a plain `python` run would not (one epoch, device, outputs kept, the budget that stopped it): one line each, as the terminal summary words them; empty until it ends. */
   changes: string[];
+  /** A job run as `python -m`: the module (`script` is then its file, or its name for a run on disk). */
+  module?: string;
   error?: RunError;
   /** Runs this server started, while they run: what the job is doing (train, validate, …). */
   stage?: string;
@@ -52,8 +48,10 @@ export interface RunSummary {
   attach?: Address;
 }
 
+/** What a job runs: `script`, or `module` as `python -m` does (from `cwd`); the server takes one. */
 export interface StartJobArgs {
-  script: string;
+  script?: string;
+  module?: string;
   mode?: JobMode;
   cwd?: string;
   args?: string[];
@@ -77,8 +75,31 @@ export interface StartJobAnswer {
   attach?: Address;
 }
 
-export interface AttachAnswer {
-  attach: Address;
+/** The argument of the commands about one run. */
+export interface RunRef {
+  runId: string;
+}
+
+export interface CancelAnswer {
+  cancelled: boolean;
+}
+
+export interface RunList {
+  runs: RunSummary[];
+}
+
+export interface RunDetail {
+  run: RunSummary;
+  /** result.json as the job wrote it; null before the job ends. */
+  result: unknown;
+}
+
+export interface DeleteAnswer {
+  deleted: string;
+}
+
+export interface TensorBoardArgs {
+  runId?: string;
 }
 
 export interface TensorBoardAnswer {
@@ -87,9 +108,111 @@ export interface TensorBoardAnswer {
   run?: string;
 }
 
-export interface ScanAnswer {
-  folders: { folder: string; entryScripts: { path: string; kind: string }[]; error?: string }[];
+export interface SourceArgs {
+  filename: string;
+  runId?: string;
 }
+
+export interface SourceAnswer {
+  path: string;
+}
+
+/** A run (by id, or its directory for a job started elsewhere) to make accept a debugger. */
+export interface AttachJobArgs {
+  runId?: string;
+  runDir?: string;
+}
+
+export interface AttachPidArgs {
+  pid: number;
+}
+
+export interface AttachAnswer {
+  attach: Address;
+}
+
+export interface ScanArgs {
+  folders?: string[];
+}
+
+export interface ScannedScript {
+  path: string;
+  kind: string;
+  /** A script that runs only as `python -m`: the module, and the folder to run it from. */
+  module?: string;
+  cwd?: string;
+}
+
+export interface ScannedFolder {
+  folder: string;
+  entryScripts: ScannedScript[];
+  error?: string;
+}
+
+export interface ScanAnswer {
+  folders: ScannedFolder[];
+}
+
+/** Tensor shapes forgotten until the next run. */
+export interface ClearShapesAnswer {
+  /** Files whose shapes were cleared. */
+  cleared: number;
+}
+
+/** A command that takes no argument: `{}`. */
+export type NoArgument = Record<string, never>;
+
+/** Every type docs/protocol.md describes, by the name it has there. */
+export interface ProtocolTypes {
+  Settings: QuickdevSettings;
+  StartJobArgs: StartJobArgs;
+  StartJobAnswer: StartJobAnswer;
+  RunRef: RunRef;
+  CancelAnswer: CancelAnswer;
+  RunList: RunList;
+  RunDetail: RunDetail;
+  DeleteAnswer: DeleteAnswer;
+  TensorBoardArgs: TensorBoardArgs;
+  TensorBoardAnswer: TensorBoardAnswer;
+  SourceArgs: SourceArgs;
+  SourceAnswer: SourceAnswer;
+  AttachJobArgs: AttachJobArgs;
+  AttachPidArgs: AttachPidArgs;
+  AttachAnswer: AttachAnswer;
+  ScanArgs: ScanArgs;
+  ScanAnswer: ScanAnswer;
+  ScannedFolder: ScannedFolder;
+  ScannedScript: ScannedScript;
+  ClearShapesAnswer: ClearShapesAnswer;
+  RunSummary: RunSummary;
+  RunError: RunError;
+  Address: Address;
+}
+
+/**
+ * Each `quickdev.*` command's argument and answer, by type name ("{}": no argument), as
+ * docs/protocol.md's command table lists them. QuickdevServer.command takes its argument and
+ * answer types from here, so a wrong argument is a compile error; a unit test holds this table
+ * to the document.
+ */
+export const COMMANDS = {
+  "quickdev.startJob": { argument: "StartJobArgs", answer: "StartJobAnswer" },
+  "quickdev.cancelJob": { argument: "RunRef", answer: "CancelAnswer" },
+  "quickdev.listRuns": { argument: "{}", answer: "RunList" },
+  "quickdev.getRun": { argument: "RunRef", answer: "RunDetail" },
+  "quickdev.deleteRun": { argument: "RunRef", answer: "DeleteAnswer" },
+  "quickdev.openTensorBoard": { argument: "TensorBoardArgs", answer: "TensorBoardAnswer" },
+  "quickdev.resolveSource": { argument: "SourceArgs", answer: "SourceAnswer" },
+  "quickdev.attachJob": { argument: "AttachJobArgs", answer: "AttachAnswer" },
+  "quickdev.attachPid": { argument: "AttachPidArgs", answer: "AttachAnswer" },
+  "quickdev.scanWorkspace": { argument: "ScanArgs", answer: "ScanAnswer" },
+  "quickdev.clearShapes": { argument: "{}", answer: "ClearShapesAnswer" },
+} as const satisfies Record<string, { argument: keyof ProtocolTypes | "{}"; answer: keyof ProtocolTypes }>;
+
+export type CommandName = keyof typeof COMMANDS;
+type TypeNamed<N> = N extends keyof ProtocolTypes ? ProtocolTypes[N] : NoArgument;
+export type CommandArgument<C extends CommandName> = TypeNamed<(typeof COMMANDS)[C]["argument"]>;
+export type CommandAnswer<C extends CommandName> = TypeNamed<(typeof COMMANDS)[C]["answer"]>;
 
 /**
  * The fields of each type above as docs/protocol.md lists them ("optional" where it may be
@@ -99,8 +222,21 @@ export interface ScanAnswer {
 type Fields<T> = { readonly [K in keyof T]-?: object extends Pick<T, K> ? "optional" : "required" };
 
 export const PROTOCOL_FIELDS = {
+  Settings: {
+    python: "required",
+    batches: "required",
+    batchSize: "required",
+    runsDir: "required",
+    keepOutputs: "required",
+    runsKeep: "required",
+    runsMaxSizeMb: "required",
+    warmStart: "required",
+    tensorShapes: "required",
+    lenses: "required",
+  },
   StartJobArgs: {
-    script: "required",
+    script: "optional",
+    module: "optional",
     mode: "optional",
     cwd: "optional",
     args: "optional",
@@ -111,8 +247,25 @@ export const PROTOCOL_FIELDS = {
     timeout: "optional",
     device: "optional",
     nproc: "optional",
-  } satisfies Fields<StartJobArgs>,
-  StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" } satisfies Fields<StartJobAnswer>,
+  },
+  StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" },
+  RunRef: { runId: "required" },
+  CancelAnswer: { cancelled: "required" },
+  RunList: { runs: "required" },
+  RunDetail: { run: "required", result: "required" },
+  DeleteAnswer: { deleted: "required" },
+  TensorBoardArgs: { runId: "optional" },
+  TensorBoardAnswer: { url: "required", pid: "required", run: "optional" },
+  SourceArgs: { filename: "required", runId: "optional" },
+  SourceAnswer: { path: "required" },
+  AttachJobArgs: { runId: "optional", runDir: "optional" },
+  AttachPidArgs: { pid: "required" },
+  AttachAnswer: { attach: "required" },
+  ScanArgs: { folders: "optional" },
+  ScanAnswer: { folders: "required" },
+  ScannedFolder: { folder: "required", entryScripts: "required", error: "optional" },
+  ScannedScript: { path: "required", kind: "required", module: "optional", cwd: "optional" },
+  ClearShapesAnswer: { cleared: "required" },
   RunSummary: {
     runId: "required",
     script: "required",
@@ -126,35 +279,24 @@ export const PROTOCOL_FIELDS = {
     batches: "required",
     losses: "required",
     changes: "required",
+    module: "optional",
     error: "optional",
     stage: "optional",
     steps: "optional",
     attach: "optional",
-  } satisfies Fields<RunSummary>,
-  RunError: { message: "required", file: "optional", line: "optional" } satisfies Fields<RunError>,
-  Address: { host: "required", port: "required", pid: "optional" } satisfies Fields<Address>,
-  AttachAnswer: { attach: "required" } satisfies Fields<AttachAnswer>,
-  TensorBoardAnswer: { url: "required", pid: "required", run: "optional" } satisfies Fields<TensorBoardAnswer>,
-} as const;
+  },
+  RunError: { message: "required", file: "optional", line: "optional" },
+  Address: { host: "required", port: "required", pid: "optional" },
+} as const satisfies { [Name in keyof ProtocolTypes]: Fields<ProtocolTypes[Name]> };
 
 /** Every command answers either its result or `{"error": "..."}` (a line to show as is). */
 export type Answer<T> = T | { error: string };
 
 export function isError<T>(answer: Answer<T>): answer is { error: string } {
-  return (
-    typeof answer === "object" &&
-    answer !== null &&
-    typeof (answer as { error?: unknown }).error === "string"
-  );
+  return typeof answer === "object" && answer !== null && typeof (answer as { error?: unknown }).error === "string";
 }
 
-const FINISHED: ReadonlySet<RunStatus> = new Set<RunStatus>([
-  "passed",
-  "failed",
-  "stopped",
-  "killed",
-  "cancelled",
-]);
+const FINISHED: ReadonlySet<RunStatus> = new Set<RunStatus>(["passed", "failed", "stopped", "killed", "cancelled"]);
 
 export function isFinished(status: RunStatus): boolean {
   return FINISHED.has(status);
@@ -169,19 +311,18 @@ export const LENS_COMMANDS = {
 
 export const RUN_CHANGED = "quickdev/runChanged";
 
-/** Forgets the tensor shapes shown as inlay hints until the next run; answers `{"cleared"}`. */
-export const CLEAR_SHAPES = "quickdev.clearShapes";
-/** The lens above a file's first shape hint; its argument is `{}`. */
+/** The lens above a file's first shape hint (the extension registers it; it calls
+ * `quickdev.clearShapes`); its argument is `{}`. */
 export const CLEAR_SHAPES_LENS = "quickdev.lens.clearShapes";
 
-export interface ClearShapesAnswer {
-  /** Files whose shapes were cleared. */
-  cleared: number;
-}
-
-/** The argument of a lens command: `[{"script", "file"?, "line"?}]`, line 0-based. */
+/**
+ * The argument of a lens command: `[{"script", "module"?, "cwd"?, "file"?, "line"?}]`, line
+ * 0-based; `module` (with the folder to run it from) for a script that runs only as `python -m`.
+ */
 export interface LensArgument {
   script: string;
+  module?: string;
+  cwd?: string;
   file?: string;
   line?: number;
 }
@@ -190,8 +331,11 @@ export function parseLensArgument(value: unknown): LensArgument | undefined {
   if (typeof value !== "object" || value === null) {
     return undefined;
   }
-  const { script, file, line } = value as Record<string, unknown>;
+  const { script, module, cwd, file, line } = value as Record<string, unknown>;
   if (typeof script !== "string" || script === "") {
+    return undefined;
+  }
+  if (module !== undefined && (typeof module !== "string" || module === "" || typeof cwd !== "string")) {
     return undefined;
   }
   if (line !== undefined && (typeof line !== "number" || !Number.isInteger(line) || line < 0)) {
@@ -200,5 +344,6 @@ export function parseLensArgument(value: unknown): LensArgument | undefined {
   if (file !== undefined && (typeof file !== "string" || file === "")) {
     return undefined;
   }
-  return { script, file: file as string | undefined, line: line as number | undefined };
+  const asModule = typeof module === "string" ? { module, cwd: cwd as string } : {};
+  return { script, ...asModule, file, line };
 }

@@ -10,9 +10,7 @@ import { type Interpreter, pickInterpreter } from "../common/settingsResolve";
 interface PythonExtensionApi {
   environments: {
     getActiveEnvironmentPath(resource?: vscode.Uri): { path: string };
-    resolveEnvironment(
-      path: string,
-    ): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
+    resolveEnvironment(path: string): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
     onDidChangeActiveEnvironmentPath: vscode.Event<unknown>;
   };
 }
@@ -50,9 +48,7 @@ export async function resolveInterpreter(): Promise<Interpreter> {
 }
 
 /** Calls back when the Python extension's active environment changes (if it is installed). */
-export async function onPythonExtensionChange(
-  listener: () => void,
-): Promise<vscode.Disposable | undefined> {
+export async function onPythonExtensionChange(listener: () => void): Promise<vscode.Disposable | undefined> {
   const api = await pythonExtensionApi();
   return api?.environments.onDidChangeActiveEnvironmentPath(listener);
 }

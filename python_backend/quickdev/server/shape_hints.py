@@ -22,8 +22,9 @@ from pygls.uris import to_fs_path, uri_scheme
 from pygls.workspace import TextDocument
 
 from quickdev.server.app import PlainJson, QuickdevServer
-from quickdev.server.commands import Answer, register
+from quickdev.server.commands import NoArgument, register
 from quickdev.server.log import log
+from quickdev.server.protocol import ClearShapesAnswer
 from quickdev.server.run_state import Run
 from quickdev.server.shape_records import SHAPES, DocumentShapes, FileShapes, Placed
 from quickdev.server.shape_words import hint_label, hover_markdown
@@ -125,12 +126,12 @@ def setup(server: QuickdevServer) -> ShapeHints:
             log.exception("hover failed for %s", params.text_document.uri)
             return None
 
-    async def clear(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
+    async def clear(ls: QuickdevServer, argument: NoArgument) -> ClearShapesAnswer:
         cleared = hints.documents.index.clear()
         hints.ask_again()
         return {"cleared": cleared}
 
-    register(server, CLEAR, clear)
+    register(server, CLEAR, NoArgument, clear)
     return hints
 
 
