@@ -39,15 +39,16 @@ def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> Non
         "device: cpu instead of what the script asked "
         "(Tensor.to 45, autocast cuda float16 -> cpu bfloat16 1)",
         "outputs: 4 file(s) kept in the run dir, your files as they were",
-        "train.py:61 evaluation loop ended after 20 forwards, 2 times (eval_forwards)",
         "your edits: notes.txt kept as you saved them while the job ran; the versions from "
         f"before the job are in {result.run_dir}/originals",
         "not put back: data.bin changed by something the journal does not follow "
         "(not Python, an unknown library, or you); no copy was kept",
+        "train.py:61 evaluation loop ended after 20 forwards, 2 times (eval_forwards)",
         "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)",
         f"advice: {result.stop_advice}",
     ]
     result.status, result.stop_reason = "passed", "completed"
     result.limits.one_epoch_options, result.limits.settings_changed = [], []
-    result.device, result.outputs, result.loops_ended, result.file_safety = None, [], [], None
+    result.device, result.outputs, result.file_safety = None, [], None
+    result.loops_ended = []
     assert run_summary(PAGE_FIXTURE.parent, result)["changes"] == []

@@ -14,9 +14,9 @@ from quickdev.rundir.result import EndedLoop, JobResult
 
 def changes(result: JobResult) -> list[str]:
     """One line per change: options set to one epoch, a framework's settings replaced,
-    tensors placed on another device, files kept in the run directory, each loop a budget
-    ended early, the person's own edits kept and changes that could not be put back, and
-    the budget that ended the run (with advice)."""
+    tensors placed on another device, files kept in the run directory, the person's own
+    edits kept and changes that could not be put back, each loop a budget ended early, and
+    the budget that stopped the run (with advice)."""
     lines = []
     if result.limits.one_epoch_options:
         options = ", ".join(result.limits.one_epoch_options)
@@ -32,8 +32,8 @@ def changes(result: JobResult) -> list[str]:
         lines.append(
             f"outputs: {len(result.outputs)} file(s) kept in the run dir, your files as they were"
         )
-    lines += [ended_loop_line(loop, result.cwd) for loop in result.loops_ended]
     lines += _file_safety(result)
+    lines += [ended_loop_line(loop, result.cwd) for loop in result.loops_ended]
     if result.stop_reason and result.status == "stopped":
         lines.append(f"stopped: {_stop_text(result)}")
     if result.stop_advice and (result.status == "stopped" or result.loops_ended):

@@ -80,7 +80,13 @@ test("values from the file are escaped, and a file of any shape still renders", 
     null,
     [1, 2],
     "text",
-    { losses: "many", loaders: [3, null], outputs: [null, 4], device: { remaps: [1] }, phases: [1] },
+    {
+      losses: "many",
+      loaders: [3, null],
+      outputs: [null, 4],
+      device: { remaps: [1] },
+      phases: [1],
+    },
     { phases: { training_steps: "2" } },
   ]) {
     assert.match(resultHtml(odd, "n"), /<h1>Run /);

@@ -22,8 +22,13 @@ What that means for the corners of the language:
   exception: no handler runs, ``finally`` does, as the script wrote.
 - A loop in a function that library code calls (a callback) is ended like any other; if
   the library keeps calling it, the job stops the script once the budget is overrun.
-- Code that was imported before the job started (the in-process API) or that cannot be
-  parsed runs as written (one line in the job's log).
+- A loop ends once it goes round again: its variable then holds the item it did not run
+  (``epoch`` is 1 after epoch 0), a DataLoader loop has read one more batch, and a loop
+  that would have ended anyway (its last item, its condition false) is not reported.
+- Modules imported before the job (by the caller of the in-process API), a function
+  compiled from its bytecode (numba's ``@njit``) and a file that cannot be parsed run as
+  written (a file that fails: one line in the job's log). The in-process API leaves the
+  modules it rewrote rewritten, their flags (builtins, None) defined.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import sys
 from types import FrameType
 
 from quickdev.limits.budget import EVAL_FORWARDS, MAX_STEPS, TRAIN_PASSES, StopJob
-from quickdev.limits.loops.marks import Marks, Place, places
+from quickdev.limits.loops.marks import Marks, Place, places, stack_ids
 from quickdev.limits.loops.table import Loop, LoopTables
 from quickdev.rundir.result import EndedLoop
 
@@ -165,7 +165,7 @@ class LoopEnder:
         or more: end the loops around where the pass began (the epoch loop and those
         around it), but not the loop that iterated the loader (it is done)."""
         self._refresh()
-        live = _stack_ids()
+        live = stack_ids()
         role = "epoch"
         for place in started:
             if id(place.frame) not in live:
@@ -214,12 +214,3 @@ def _loops_here(tables: LoopTables) -> list[Place]:
     running is a comprehension (it cannot be ended) or there is no loop."""
     found = places(tables, sys._getframe(2))
     return found if found and found[0].loops else []
-
-
-def _stack_ids() -> set[int]:
-    ids = set()
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        ids.add(id(frame))
-        frame = frame.f_back
-    return ids

@@ -86,7 +86,7 @@ class Marks:
         frames are gone; what stays is pending."""
         if not self.pending:
             return []
-        live = _stack_ids()
+        live = stack_ids()
         reached: list[Mark] = []
         keep: list[Mark] = []
         for mark in self.pending:
@@ -102,7 +102,7 @@ class Marks:
 
     def on_stack(self, budget: str | None = None) -> list[Mark]:
         """Pending marks whose frames are running now (not suspended generators)."""
-        live = _stack_ids()
+        live = stack_ids()
         return [
             m
             for m in self.pending
@@ -119,7 +119,8 @@ class Marks:
         self.pending = []
 
 
-def _stack_ids() -> set[int]:
+def stack_ids() -> set[int]:
+    """The ids of the frames running now, this thread's whole stack."""
     ids = set()
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
