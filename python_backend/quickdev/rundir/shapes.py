@@ -76,7 +76,7 @@ class NameRecord:
     name: str
     seen: list[Seen]
     times: int = 1  # how many times the name was observed on this line
-    more: int = 0  # distinct values beyond those kept
+    more: int = 0  # distinct values seen beyond those kept (looking stops: at least this many)
 
 
 @dataclass

@@ -30,7 +30,7 @@ def hint_label(name: NameRecord) -> str:
 def hover_markdown(name: NameRecord, run: RunOfRecord) -> str:
     parts = [_seen_markdown(name.name, seen) for seen in name.seen]
     if name.more:
-        parts.append(f"and {name.more} more distinct value(s) not kept")
+        parts.append(f"and at least {name.more} more distinct value(s), not kept")
     times = "once" if name.times == 1 else f"{name.times} times"
     started = run.started.replace("T", " ")[:16]
     parts.append(
