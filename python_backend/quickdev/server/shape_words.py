@@ -11,13 +11,16 @@ PHASE_WORDS = {
     "train": "training",
     "eval": "evaluation",
 }
-# A hint stays one glance long: the first few distinct shapes, then how many more.
+# A hint stays one glance long: the first few distinct shapes, each cut to a glance (a
+# structure such as an optimizer's param group would fill the line), then how many more.
+# The hover has them whole.
 LABEL_SHAPES = 3
+LABEL_SHAPE_CHARS = 60
 
 
 def hint_label(name: NameRecord) -> str:
     """``q: f32[64, 6, 256, 64]``; a line that saw several shapes: ``x: f32[8, 16] | f32[8, 4]``."""
-    texts = list(dict.fromkeys(shape_text(seen.value) for seen in name.seen))
+    texts = list(dict.fromkeys(_cut(shape_text(seen.value)) for seen in name.seen))
     shown = " | ".join(texts[:LABEL_SHAPES])
     hidden = len(texts) - LABEL_SHAPES
     if hidden > 0:
@@ -25,6 +28,10 @@ def hint_label(name: NameRecord) -> str:
     elif name.more:
         shown += " | …"
     return f"{name.name}: {shown}"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= LABEL_SHAPE_CHARS else text[: LABEL_SHAPE_CHARS - 1] + "…"
 
 
 def hover_markdown(name: NameRecord, run: RunOfRecord) -> str:
