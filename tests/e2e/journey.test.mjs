@@ -16,6 +16,7 @@ import { LONG_JOB } from './lib/longJob.mjs';
 import { profiledRun } from './lib/profiledRun.mjs';
 import { multiRootSteps } from './steps/multiRoot.mjs';
 import { runsViewSteps } from './steps/runsView.mjs';
+import { shapeHintsSteps } from './steps/shapeHints.mjs';
 
 before(freshArtifacts);
 
@@ -276,6 +277,8 @@ describe('a trusted multi-root workspace', () => {
     );
     await workbench.screenshot('problems-cleared');
   });
+
+  shapeHintsSteps(session);
 
   step('Attach to Running Job: a long job started in a terminal is debugged, detached from and debugged again', async () => {
     const page = workbench.page;
