@@ -312,7 +312,7 @@ export const LENS_COMMANDS = {
 export const RUN_CHANGED = "quickdev/runChanged";
 
 /** The lens above a file's first shape hint (the extension registers it; it calls
- * `quickdev.clearShapes`); its argument is `{}`. */
+ * `quickdev.clearShapes`); it has no arguments. */
 export const CLEAR_SHAPES_LENS = "quickdev.lens.clearShapes";
 
 /**

@@ -89,7 +89,9 @@ class ShapeHints:
         return [
             {
                 "range": {"start": position, "end": position},
-                "command": {"title": title, "command": CLEAR_LENS, "arguments": [{}]},
+                # No arguments: VS Code then runs the command by its id, where a lens with
+                # arguments is looked up in a cache that a lens refresh (a run ending) empties.
+                "command": {"title": title, "command": CLEAR_LENS},
             }
         ]
 
