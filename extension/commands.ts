@@ -4,7 +4,14 @@ import { attachToRunningJob, debugScript } from "./debug";
 import type { JobTarget, Jobs } from "./jobs/jobs";
 import { generateLaunchConfigurations } from "./launch/launchConfig";
 import { showLog } from "./common/logger";
-import { LENS_COMMANDS, type LensArgument, type RunSummary, parseLensArgument } from "./server/protocol";
+import {
+  CLEAR_SHAPES_LENS,
+  LENS_COMMANDS,
+  type LensArgument,
+  type RunSummary,
+  isError,
+  parseLensArgument,
+} from "./server/protocol";
 import type { QuickdevServer } from "./server/server";
 import type { ResultPanels } from "./results/resultPanel";
 import { registerRunActions } from "./runs/runActions";
@@ -39,6 +46,14 @@ function lensHandler(run: (lens: LensArgument) => unknown) {
     }
     return run(parsed);
   };
+}
+
+/** The shape hints go until the next run (the server asks the editor for hints again). */
+async function clearTensorShapes(server: QuickdevServer): Promise<void> {
+  const answer = await server.command("quickdev.clearShapes", {});
+  if (isError(answer)) {
+    void vscode.window.showErrorMessage(answer.error);
+  }
 }
 
 /** A lens's job: its script, or the module it runs only as (`python -m`, from the folder given). */
@@ -86,6 +101,8 @@ export function registerCommands(
     register("quickdev.restartServer", restart),
     register("quickdev.showLog", showLog),
     register("quickdev.tensorboard.refresh", () => panels.refreshActive()),
+    register("quickdev.clearTensorShapes", () => clearTensorShapes(server)),
+    register(CLEAR_SHAPES_LENS, () => clearTensorShapes(server)),
 
     register(
       LENS_COMMANDS.run,

@@ -27,6 +27,8 @@ export interface QuickdevSettings {
   warmStart: boolean;
   /** What a memory forecast is compared with where the job's machine has no GPU. */
   memoryForecastDevices: string[];
+  /** Jobs record the tensors each line binds; the editor shows their shapes. */
+  tensorShapes: boolean;
   lenses: LensSettings;
 }
 
@@ -45,6 +47,7 @@ export const SERVER_SETTINGS = {
   runsMaxSizeMb: "integer",
   warmStart: "boolean",
   memoryForecastDevices: "array",
+  tensorShapes: "boolean",
   lenses: "object",
 } as const satisfies Record<keyof QuickdevSettings, "string" | "integer" | "boolean" | "array" | "object">;
 

@@ -160,6 +160,12 @@ export interface ScanAnswer {
   folders: ScannedFolder[];
 }
 
+/** Tensor shapes forgotten until the next run. */
+export interface ClearShapesAnswer {
+  /** Files whose shapes were cleared. */
+  cleared: number;
+}
+
 /** A command that takes no argument: `{}`. */
 export type NoArgument = Record<string, never>;
 
@@ -184,6 +190,7 @@ export interface ProtocolTypes {
   ScanAnswer: ScanAnswer;
   ScannedFolder: ScannedFolder;
   ScannedScript: ScannedScript;
+  ClearShapesAnswer: ClearShapesAnswer;
   RunSummary: RunSummary;
   RunError: RunError;
   Address: Address;
@@ -206,6 +213,7 @@ export const COMMANDS = {
   "quickdev.attachJob": { argument: "AttachJobArgs", answer: "AttachAnswer" },
   "quickdev.attachPid": { argument: "AttachPidArgs", answer: "AttachAnswer" },
   "quickdev.scanWorkspace": { argument: "ScanArgs", answer: "ScanAnswer" },
+  "quickdev.clearShapes": { argument: "{}", answer: "ClearShapesAnswer" },
 } as const satisfies Record<string, { argument: keyof ProtocolTypes | "{}"; answer: keyof ProtocolTypes }>;
 
 export type CommandName = keyof typeof COMMANDS;
@@ -231,6 +239,7 @@ export const PROTOCOL_FIELDS = {
     runsMaxSizeMb: "required",
     warmStart: "required",
     memoryForecastDevices: "required",
+    tensorShapes: "required",
     lenses: "required",
   },
   StartJobArgs: {
@@ -266,6 +275,7 @@ export const PROTOCOL_FIELDS = {
   ScanAnswer: { folders: "required" },
   ScannedFolder: { folder: "required", entryScripts: "required", error: "optional" },
   ScannedScript: { path: "required", kind: "required", module: "optional", cwd: "optional" },
+  ClearShapesAnswer: { cleared: "required" },
   RunSummary: {
     runId: "required",
     script: "required",
@@ -313,6 +323,10 @@ export const LENS_COMMANDS = {
 } as const;
 
 export const RUN_CHANGED = "quickdev/runChanged";
+
+/** The lens above a file's first shape hint (the extension registers it; it calls
+ * `quickdev.clearShapes`); it has no arguments. */
+export const CLEAR_SHAPES_LENS = "quickdev.lens.clearShapes";
 
 /**
  * The argument of a lens command: `[{"script", "module"?, "cwd"?, "file"?, "line"?}]`, line

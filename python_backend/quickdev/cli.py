@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave the files the script writes where it writes them (no file journal)",
     )
     out.add_argument(
+        "--no-shapes", dest="record_shapes", action="store_false", help="no editor shape hints"
+    )
+    out.add_argument(
         "--runs-keep",
         type=non_negative_int,
         default=RETENTION.keep_runs,
@@ -296,6 +299,7 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
         print_json=ns.json,
         no_limits=ns.no_limits,
         keep_outputs=ns.keep_outputs,
+        record_shapes=ns.record_shapes,
         retention=Retention(ns.runs_keep, ns.runs_max_size_mb),
         nproc=ns.nproc,
         debug_rank=ns.debug_rank,

@@ -87,6 +87,8 @@ class RunOptions:
     no_limits: bool = False
     # The job's files stay where it writes them; the file journal is off (said in the result).
     keep_outputs: bool = False
+    # The tensors each line of the user's code bound, recorded for the editor (SHAPES_FILE).
+    record_shapes: bool = True
     retention: Retention = RETENTION  # the run history pruned at the job's start
     nproc: int = 1  # > 1: local ranks under torch.distributed.run, a result each plus a merged one
     debug_rank: int | None = None  # with nproc > 1: the one rank that runs under debugpy

@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from quickdev.rundir.shapes import TensorFacts, read_shapes, tensor_text
+
 from tests.support.dap import DapClient, wait_for_json_file
 from tests.support.debug import line_of, quickdev_env
 
@@ -91,8 +93,8 @@ def test_output_reaches_the_debug_console_and_quickdev_frames_are_hidden(
         frame = dap.stack_trace(stopped["threadId"])[0]
         assert frame["line"] == in_loop
         variables = dap.locals(frame["id"])
-        assert variables["images"]["value"].startswith("float32[8, 3, 4, 4] cpu"), variables
-        assert variables["bad"]["value"].startswith("float32[2] cpu NaN"), variables["bad"]
+        assert variables["images"]["value"].startswith("f32[8, 3, 4, 4] cpu"), variables
+        assert variables["bad"]["value"].startswith("f32[2] cpu NaN"), variables["bad"]
         # The tensor still unfolds into its attributes.
         children = dap.variables(variables["images"]["variablesReference"])
         assert any(child["name"] == "shape" for child in children)
@@ -101,6 +103,17 @@ def test_output_reaches_the_debug_console_and_quickdev_frames_are_hidden(
         dap.continue_(stopped["threadId"])
         proc.wait(timeout=300)
     assert proc.returncode == 0, (tmp_path / "job.out").read_text(errors="replace")[-3000:]
+
+    # The debugged run recorded the editor's shape hints too, and a tensor reads the same in
+    # the hover as in Variables.
+    record = read_shapes(runs / "r")
+    assert record is not None
+    (file,) = record.files
+    loop = line_of(script, "for images, labels in DataLoader")
+    names = {n.name: n for b in file.bindings if b.line == loop for n in b.names}
+    (images,) = names["images"].seen
+    assert isinstance(images.value, TensorFacts)
+    assert tensor_text(images.value) == variables["images"]["value"]
 
 
 FAILING = textwrap.dedent(

@@ -17,6 +17,7 @@ import { profiledRun } from './lib/profiledRun.mjs';
 import { memoryForecastSteps } from './steps/memoryForecast.mjs';
 import { multiRootSteps } from './steps/multiRoot.mjs';
 import { runsViewSteps } from './steps/runsView.mjs';
+import { shapeHintsSteps } from './steps/shapeHints.mjs';
 
 before(freshArtifacts);
 
@@ -278,6 +279,7 @@ describe('a trusted multi-root workspace', () => {
     await workbench.screenshot('problems-cleared');
   });
 
+  shapeHintsSteps(session);
 
   memoryForecastSteps(session);
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+import zlib
 
 # str.splitlines also breaks at form feeds and other separators that Python's parser and
 # LSP do not count as line ends; only \r\n, \r and \n count.
@@ -26,3 +27,14 @@ def decode_source(data: bytes) -> str | None:
         return data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return None
+
+
+def line_hash(line: str) -> int:
+    """What a line's text is, for telling whether it is still the same line after an edit:
+    trailing whitespace and the line ending do not count."""
+    return zlib.crc32(line.rstrip().encode("utf-8", "surrogatepass"))
+
+
+def line_hashes(text: str) -> list[int]:
+    """``line_hash`` of each line of ``text``, counted as the parser and LSP count them."""
+    return [line_hash(line) for line in split_lines(text)]

@@ -1,10 +1,10 @@
-"""Tensors in the debugger's Variables view: ``float32[8, 3, 32, 32] cpu``, NaN/Inf flagged.
+"""Tensors in the debugger's Variables view: ``f32[8, 3, 32, 32] cpu``, NaN/Inf flagged.
 
 pydevd (inside debugpy) asks its ``StrPresentationProvider`` extensions for a value's text
 before falling back to ``repr``; a tensor's repr is its values, which say nothing of its shape.
 ``register`` adds ours to pydevd's list in this process (the job calls it before debugpy
 listens). The tensor still unfolds into its attributes as before: only the one-line value
-changes. No torch import here: a value is recognised by its type's module and name.
+changes. It reads as the editor's shape hints and hovers do (``rundir.shapes.tensor_text``).
 """
 
 from __future__ import annotations
@@ -12,30 +12,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-log = logging.getLogger(__name__)
+from quickdev.rundir.shapes import tensor_text
 
-# Checking every element for NaN/Inf is a pass over the data; above this many, skip it.
-NONFINITE_CHECK_MAX = 10_000_000
+log = logging.getLogger(__name__)
 
 
 def describe(tensor: Any) -> str:
-    dtype = str(tensor.dtype).removeprefix("torch.")
-    text = f"{dtype}{list(tensor.shape)} {tensor.device}"
-    if tensor.requires_grad:
-        text += " grad"
-    if tensor.layout is not None and str(tensor.layout) != "torch.strided":
-        return f"{text} {str(tensor.layout).removeprefix('torch.')}"
-    if tensor.is_floating_point() and 0 < tensor.numel() <= NONFINITE_CHECK_MAX:
-        try:
-            data = tensor.detach()
-            if bool(data.isnan().any()):
-                text += " NaN"
-            if bool(data.isinf().any()):
-                text += " Inf"
-        except RuntimeError:
-            # Meta tensors and some backends cannot be read; the shape is still worth showing.
-            pass
-    return text
+    # torch is imported by then (a tensor exists); imported here so pydevd's import of this
+    # module stays light.
+    from quickdev.limits.shapes.facts import facts_of
+
+    return tensor_text(facts_of(tensor, stats=False))
 
 
 def _is_tensor_type(type_object: type) -> bool:

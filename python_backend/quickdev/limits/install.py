@@ -20,6 +20,8 @@ from quickdev.limits import (
     loops,
     nonfinite,
     rebind,
+    rewriting,
+    shapes,
     steps,
 )
 from quickdev.limits.budget import Budget
@@ -30,7 +32,7 @@ from quickdev.limits.outputs import OutputPlacer
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 from quickdev.options import RunOptions
-from quickdev.rewrite import Rewriter
+from quickdev.rewrite import Rewriter, Transform
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +57,23 @@ def install_limits(
     Lightning), which hold the originals of what the limits replace. ``in_child``: a
     process the script started (``quickdev.job.children``), which has joined the job's
     journal and inherited its environment already."""
-    # The user's own modules (the script's folder, the working directory) get loop exits.
+    # The user's own modules (the script's folder, the working directory) are compiled with
+    # loop exits and the tensor-shape recording. The loop exits go first: they read the
+    # loops' headers as the user wrote them.
     roots = [
         os.getcwd(),
         *([os.path.dirname(os.path.abspath(options.script))] if options.script else []),
     ]
-    ender, rewriter = loops.install(patcher, budget, roots)
-    recorder = Recorder(hub, budget, ender)
+    ender, loop_exits = loops.install(budget)
+    transforms: list[Transform] = [loop_exits] if loop_exits else []
+    on_phase = None
+    if options.record_shapes:
+        seen, recording = shapes.install(patcher)
+        transforms.append(recording)
+        hub.add(shapes.ShapesWriter(seen, run_dir))
+        on_phase = seen.phase_started
+    rewriter = rewriting.install(patcher, transforms, roots)
+    recorder = Recorder(hub, budget, ender, on_phase)
     batches = None if options.no_limits else options.batches
     actual = device.resolve_device(options.device)
     cpu_only = actual == "cpu"

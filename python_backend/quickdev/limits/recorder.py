@@ -68,9 +68,19 @@ class PassStart:
 
 
 class Recorder:
-    def __init__(self, hub: EventHub, budget: Budget, loops: LoopEnder | None = None) -> None:
+    def __init__(
+        self,
+        hub: EventHub,
+        budget: Budget,
+        loops: LoopEnder | None = None,
+        on_phase: Callable[[str], None] | None = None,
+    ) -> None:
         self.hub = hub
         self.budget = budget
+        # Told when the model's forwards switch between training and evaluation (the
+        # tensor-shape recording looks at every line again in a phase's first run).
+        self._on_phase = on_phase
+        self._phase = "setup"
         # Ends the user's loops when a budget is reached (none rewritten: it cannot, and
         # the job stops the script, as for code it did not compile).
         self.loops = loops or LoopEnder(LoopTables())
@@ -167,6 +177,7 @@ class Recorder:
 
     def training_forward(self) -> None:
         """Before a training forward (train mode, grad on) of the top module."""
+        self._phase_is("train")
         if self._passes_beyond_budget:
             limit = self.budget.train_passes
             if limit is None:
@@ -225,6 +236,7 @@ class Recorder:
     def eval_forward(self) -> None:
         """Before a forward of the model in eval mode or without grad: an evaluation loop
         that no DataLoader bounds ends after the eval_forwards budget."""
+        self._phase_is("eval")
         if self._batches_seen != self._batches_at_eval:
             self._batches_at_eval = self._batches_seen
             self._evals_in_a_row = 0
@@ -234,6 +246,12 @@ class Recorder:
         limit = self.budget.eval_forwards
         if limit is not None and (self._evals_in_a_row >= limit or self.loops.busy()):
             self.loops.evaluation_forward(self._evals_in_a_row, limit)
+
+    def _phase_is(self, phase: str) -> None:
+        if phase != self._phase:
+            self._phase = phase
+            if self._on_phase is not None:
+                self._on_phase(phase)
 
     def phases(self) -> Phases:
         """What ran of each phase, for the result (``files_saved`` from the outputs)."""

@@ -23,6 +23,9 @@ ATTACH_FILE = "attach.json"
 # first; tells a live run from a reused PID (rundir/process.py) and which process group to
 # end when the run is cancelled, by any server.
 PROCESS_FILE = "process.json"
+# The tensors the user's code bound on each line in the job's first passes, for the editor's
+# inlay hints and hovers: quickdev.rundir.shapes.ShapesRecord.
+SHAPES_FILE = "shapes.json"
 LOG_FILE = "job.log"  # the job's own log (not the script's output)
 STDOUT_FILE = "output.log"  # the script's stdout and stderr, as the terminal saw them
 LAUNCH_LOG = "launch.log"  # what the language server saw of the job process's start

@@ -33,6 +33,7 @@ class JobRequest:
     device: Literal["auto", "cpu"] | None = None
     nproc: int | None = None
     keep_outputs: bool = False
+    record_shapes: bool = True  # off: --no-shapes
     retention: Retention = RETENTION
     find_nonfinite: bool = False  # the NaN hunt (--find-nonfinite)
     module: str | None = None  # run as `python -m module`; `script` is then the module's file
@@ -47,6 +48,8 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
     command += ["--runs-dir", str(request.runs_dir), "--batches", str(request.batches)]
     if request.keep_outputs:
         command.append("--keep-outputs")
+    if not request.record_shapes:
+        command.append("--no-shapes")
     if request.retention != RETENTION:
         command += ["--runs-keep", str(request.retention.keep_runs)]
         command += ["--runs-max-size-mb", str(request.retention.max_size_mb)]

@@ -10,6 +10,7 @@ objects, or even walking the plain ones, costs more than the analysis.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -38,7 +39,12 @@ MEMORY_LENS = ("memory", "Memory forecast", "quickdev.lens.memoryForecast")
 LIBRARY_DIRS = frozenset({"site-packages", "dist-packages"})
 
 
-def setup(server: QuickdevServer) -> None:
+MoreLenses = Callable[[str], Awaitable[list[Lens]]]
+
+
+def setup(server: QuickdevServer, more: MoreLenses | None = None) -> None:
+    """``more``: another feature's lenses for a document (the shape hints' clear lens)."""
+
     def refresh(uri: str) -> None:
         if client_refreshes_lenses(server):
             server.workspace_code_lens_refresh(None)
@@ -49,7 +55,8 @@ def setup(server: QuickdevServer) -> None:
     async def code_lens(ls: QuickdevServer, params: types.CodeLensParams) -> PlainJson:
         uri = params.text_document.uri
         try:
-            return PlainJson(await lenses_for(ls, uri))
+            found = await lenses_for(ls, uri)
+            return PlainJson(found + await more(uri) if more else found)
         except Exception:
             # A lens request must never take the server down; no lenses is a safe answer.
             log.exception("code lenses failed for %s", uri)

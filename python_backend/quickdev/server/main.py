@@ -12,6 +12,7 @@ from quickdev.server import (
     runs,
     scan,
     settings,
+    shape_hints,
     sources,
     start_job,
     tensorboard_view,
@@ -22,12 +23,15 @@ from quickdev.server.app import QuickdevServer
 
 def build_server() -> QuickdevServer:
     server = QuickdevServer()
-    for feature in (settings, lenses, scan):
-        feature.setup(server)
+    settings.setup(server)
+    hints = shape_hints.setup(server)
+    # The file's lenses, and the one that clears the shape hints above its first hint.
+    lenses.setup(server, more=hints.lenses)
+    scan.setup(server)
     # Jobs start through the warm start: forked from a warm process when one is ready and
-    # safe, else cold (server/warm.py).
+    # safe, else cold (server/warm.py). A job that ended brings its shapes to the editor.
     pool = warm.setup(server)
-    runs.setup(server, launch=pool.launch)
+    runs.setup(server, launch=pool.launch, on_finished=hints.run_finished)
     for feature in (start_job, run_commands, run_files, tensorboard_view, attach_view, sources):
         feature.setup(server)
     return server

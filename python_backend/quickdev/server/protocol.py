@@ -121,3 +121,8 @@ class ScannedFolder(_ScannedFolder, total=False):
 
 class ScanAnswer(TypedDict):
     folders: list[ScannedFolder]
+
+
+class ClearShapesAnswer(TypedDict):
+    # The files whose tensor-shape hints were forgotten, until the next run.
+    cleared: int

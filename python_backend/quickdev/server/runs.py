@@ -8,6 +8,7 @@ session's, else on disk). The commands live in start_job.py and run_commands.py.
 from __future__ import annotations
 
 import atexit
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,8 +47,11 @@ class FoundRun:
 class Runs:
     """The job manager plus what the server shows about its runs."""
 
-    def __init__(self, ls: QuickdevServer, launch: Launcher) -> None:
+    def __init__(
+        self, ls: QuickdevServer, launch: Launcher, on_finished: Callable[[Run], None]
+    ) -> None:
         self.ls = ls
+        self.on_finished = on_finished
         self.jobs = JobManager(on_change=self.changed, launch=launch)
         self.diagnostics = FailureDiagnostics()
         # Runs directories jobs of this session wrote to, beside the workspace folders'.
@@ -58,6 +62,7 @@ class Runs:
         self.noted(summary)
         self.ls.protocol.notify(RUN_CHANGED, summary)
         if run.finished.is_set():
+            self.on_finished(run)
             for uri in self.diagnostics.record(run):
                 self.ls.text_document_publish_diagnostics(
                     types.PublishDiagnosticsParams(
@@ -98,9 +103,14 @@ def runs_of(ls: QuickdevServer) -> Runs:
     return ls.state.get(RUNS)
 
 
-def setup(server: QuickdevServer, launch: Launcher = launch_cold) -> None:
-    """``launch``: how jobs start (the warm start passes its own, server/main.py)."""
-    runs = Runs(server, launch)
+def setup(
+    server: QuickdevServer,
+    launch: Launcher = launch_cold,
+    on_finished: Callable[[Run], None] = lambda run: None,
+) -> None:
+    """``launch``: how jobs start (the warm start passes its own, server/main.py);
+    ``on_finished``: told of each run of this session that ended (the shape hints)."""
+    runs = Runs(server, launch, on_finished)
     server.state.put(RUNS, runs)
     atexit.register(runs.jobs.kill_all)
 

@@ -101,6 +101,11 @@ class Settings:
             valid=lambda devices: bool(devices) and all(_names_devices(d) for d in devices),
         ),
     )
+    # Jobs record the tensors each line binds; the editor shows their shapes (shape_hints).
+    tensor_shapes: bool = field(
+        default=True,
+        metadata=_setting("must be true or false; using true", key="tensorShapes"),
+    )
     # Each kind apart: a wrong one is ignored, the others kept.
     lenses: dict[str, bool] = field(
         default_factory=lambda: dict.fromkeys(LENS_KINDS, True),

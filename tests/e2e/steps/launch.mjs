@@ -28,8 +28,8 @@ export function launchSteps(session) {
     await page.keyboard.press('F5');
     const frame = await workbench.pausedAt('the gutter breakpoint', (f) => f.file === 'train.py' && f.name === 'train_step', { timeout: 120_000 });
     assert.equal(frame.line, 52);
-    assert.match(await workbench.variableValue('images'), /^float32\[\d+, 3, 32, 32\] cpu$/);
-    assert.match(await workbench.variableValue('logits'), /^float32\[\d+, 10\] cpu grad$/);
+    assert.match(await workbench.variableValue('images'), /^f32\[\d+, 3, 32, 32\] cpu$/);
+    assert.match(await workbench.variableValue('logits'), /^f32\[\d+, 10\] cpu grad$/);
     await workbench.screenshot('f5-stopped-at-gutter-breakpoint');
 
     // main() printed before the loop; debugpy sends it to the Debug Console.

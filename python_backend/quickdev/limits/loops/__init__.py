@@ -7,7 +7,8 @@ the script itself only where no loop of the user's can be ended (see ``ending``)
 
 The user's code (the main script and the modules under its folder or the working
 directory, never installed packages) is compiled with a check at each loop head
-(``transform``) by ``quickdev.rewrite``: file names and line numbers stay the user's.
+(``transform``) by the job's rewriter (``quickdev.limits.rewriting``): file names and
+line numbers stay the user's.
 What that means for the corners of the language:
 
 - ``for … else`` / ``while … else``: a loop ended early skips its ``else``, as a ``break``
@@ -32,63 +33,18 @@ What that means for the corners of the language:
 
 from __future__ import annotations
 
-import logging
-import os
-from collections.abc import Callable, Iterable
-
-from quickdev.cachedir import quickdev_cache_dir
 from quickdev.limits.budget import Budget
 from quickdev.limits.loops.ending import LoopEnder
 from quickdev.limits.loops.table import LoopTables
 from quickdev.limits.loops.transform import LoopExits
-from quickdev.limits.patching import Patcher
-from quickdev.limits.user_code import is_user_file
-from quickdev.rewrite import Rewriter, install_import_hook
-from quickdev.rewrite.cache import CodeCache
 
-__all__ = ["LoopEnder", "LoopExits", "LoopTables", "install", "project_files"]
-
-log = logging.getLogger(__name__)
-
-CACHE_DIR_NAME = "rewrite"
+__all__ = ["LoopEnder", "LoopExits", "LoopTables", "install"]
 
 
-def install(
-    patcher: Patcher, budget: Budget, roots: Iterable[str]
-) -> tuple[LoopEnder, Rewriter | None]:
-    """The loop ender the recorder reports budgets to, and the rewriter for the main
-    script (None when no budget ends loops: the code runs as written)."""
+def install(budget: Budget) -> tuple[LoopEnder, LoopExits | None]:
+    """The loop ender the recorder reports budgets to, and the transform that gives the
+    user's loops their exits (None when no budget ends loops: they run as written). The
+    transform is compiled in by the job's one rewriter (``quickdev.limits.rewriting``)."""
     tables = LoopTables()
     ender = LoopEnder(tables)
-    if not budget.ends_loops():
-        return ender, None
-    cache = CodeCache(quickdev_cache_dir(CACHE_DIR_NAME))
-    rewriter = Rewriter([LoopExits(tables)], cache)
-    patcher.on_undo(lambda: _log_cost(rewriter))
-    patcher.on_undo(install_import_hook(rewriter, project_files(roots)))
-    return ender, rewriter
-
-
-def _log_cost(rewriter: Rewriter) -> None:
-    stats = rewriter.stats
-    log.info(
-        "loop exits: %d file(s) rewritten, %d from the cache, %d as written, in %.1f ms",
-        stats.rewritten,
-        stats.cached,
-        stats.as_written,
-        stats.seconds * 1000,
-    )
-
-
-def project_files(roots: Iterable[str]) -> Callable[[str], bool]:
-    """Whether a module's file is the user's own: under one of ``roots`` (the script's
-    folder, the working directory) and not an installed library's."""
-    prefixes = tuple(
-        dict.fromkeys(os.path.realpath(root).rstrip(os.sep) + os.sep for root in roots)
-    )
-
-    def wanted(path: str) -> bool:
-        real = os.path.realpath(path)
-        return real.startswith(prefixes) and is_user_file(real)
-
-    return wanted
+    return ender, LoopExits(tables) if budget.ends_loops() else None

@@ -1,0 +1,253 @@
+"""What the recording transform's inserted code calls, and what it has seen.
+
+Each file's guards are a list of counters (``PASSES`` each), one per recorded statement,
+bound as a builtin the rewritten code reads. A look at a line counts its counter down;
+a value not seen before on that line (another shape) sets it back to ``PASSES``, until
+``MAX_VALUES`` distinct values are kept per name. At 0 the line is no longer looked at:
+the cost of recording is bounded by ``PASSES × (MAX_VALUES + 1)`` looks per name, and each
+distinct value's statistics are read once.
+
+The job starts in the ``setup`` phase; the first training forward of the model and the
+first evaluation forward each start their phase and give every line ``PASSES`` looks
+again, so the training step, the evaluation and each module's ``forward`` are recorded
+the first time they run, whichever comes first.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from itertools import chain, islice
+from typing import Any
+
+import torch
+
+from quickdev.limits.shapes.facts import signature, value_of
+from quickdev.limits.shapes.transform import ITER, LOOP, SEE, SlotRow
+from quickdev.rundir.shapes import Binding, FileRecord, NameRecord, Seen, ShapesRecord
+
+log = logging.getLogger(__name__)
+
+PASSES = 3
+MAX_VALUES = 8
+_MISSING = object()
+# Iterators that never yield a tensor: a loop over one is not looked at again (``for ch in
+# text``, ``for i in range(n)``), so a tight loop never pays for the look's wrapper.
+_SCALAR_ITERATORS = frozenset(
+    type(iter(empty)) for empty in (range(0), range(2**64, 2**64), "", "é", b"", bytearray())
+)
+
+
+@dataclass
+class Cost:
+    """What recording took from the script, for the job's log."""
+
+    looks: int = 0
+    seconds: float = 0.0  # wall clock
+    cpu_seconds: float = 0.0  # this thread's CPU time (a busy machine inflates the wall clock)
+
+
+@dataclass
+class _Name:
+    name: str
+    seen: list[Seen] = field(default_factory=list)
+    index: dict[Any, int] = field(default_factory=dict)  # signature -> place in ``seen``
+    others: set[Any] = field(default_factory=set)  # distinct values beyond MAX_VALUES
+    times: int = 0
+
+    def observe(self, value: Any, phase: str) -> bool:
+        """Whether ``value`` is new here (its facts, statistics included, were taken)."""
+        key = signature(value)
+        if key is None:
+            return False
+        self.times += 1
+        known = self.index.get(key)
+        if known is not None:
+            phases = self.seen[known].phases
+            if phase not in phases:
+                phases.append(phase)
+            return False
+        if len(self.seen) >= MAX_VALUES:
+            if len(self.others) < 1000:
+                self.others.add(key)
+            return False
+        record = value_of(value)
+        if record is None:
+            return False
+        self.index[key] = len(self.seen)
+        self.seen.append(Seen(record, [phase]))
+        return True
+
+
+@dataclass
+class _Slot:
+    kind: str
+    first_line: int
+    line: int
+    col: int
+    names: list[_Name]
+    pattern: Any
+
+
+@dataclass
+class _File:
+    path: str
+    hashes: tuple[int, ...]
+    slots: list[_Slot]
+    guards: list[int]
+
+
+class RecordedFiles:
+    """Every rewritten file's statements and what was seen on them."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, _File] = {}  # by guard name
+        self.phase = "setup"  # of the model's last forward (none yet: setup)
+        self._phases_started = {"setup"}
+        self._busy = False  # a look that runs user code (a tensor subclass) looks no further
+        self._failed = False
+        self.cost = Cost()
+        setattr(builtins, SEE, self.see)
+        setattr(builtins, LOOP, self.loop)
+        setattr(builtins, ITER, iter)
+
+    def add(
+        self, filename: str, guard: str, hashes: tuple[int, ...], rows: tuple[SlotRow, ...]
+    ) -> None:
+        if guard in self.files:
+            return  # the same file compiled again (imported under two names): one record
+        slots = [
+            _Slot(kind, first, line, col, [_Name(n) for n in names], pattern)
+            for kind, first, line, col, names, pattern in rows
+        ]
+        guards = [PASSES] * len(slots)
+        self.files[guard] = _File(filename, hashes, slots, guards)
+        setattr(builtins, guard, guards)
+
+    # --- called from the user's code ------------------------------------------------------
+
+    def see(self, guard: str, slot: int, values: tuple[Any, ...]) -> None:
+        file = self.files.get(guard)
+        if file is None or self._busy:
+            return
+        self._busy = True
+        started, cpu_started = time.perf_counter(), time.thread_time()
+        try:
+            record = file.slots[slot]
+            # Code under no_grad is evaluation, whichever forward came last (a test loop's
+            # own lines run before its first forward).
+            phase = self.phase if torch.is_grad_enabled() else "eval"
+            new = False
+            for name, value in zip(record.names, values, strict=False):
+                if value is not _MISSING and name.observe(value, phase):
+                    new = True
+            file.guards[slot] = PASSES if new else max(file.guards[slot] - 1, 0)
+        except Exception as exc:
+            file.guards[slot] = 0
+            if not self._failed:
+                self._failed = True
+                log.warning(
+                    "tensor shapes: a value could not be recorded (%s: %s)", type(exc).__name__, exc
+                )
+        finally:
+            self._busy = False
+            self.cost.looks += 1
+            self.cost.seconds += time.perf_counter() - started
+            self.cost.cpu_seconds += time.thread_time() - cpu_started
+
+    def loop(self, guard: str, slot: int, iterator: Iterator[Any]) -> Iterator[Any]:
+        """The loop's items, the first one looked at as the loop takes it."""
+        if type(iterator) in _SCALAR_ITERATORS:
+            file = self.files.get(guard)
+            if file is not None:
+                file.guards[slot] = 0
+            return iterator
+        look = partial(self._see_item, guard, slot)
+        return chain(map(look, islice(iterator, 1)), iterator)
+
+    def _see_item(self, guard: str, slot: int, item: Any) -> Any:
+        file = self.files.get(guard)
+        if file is not None:
+            record = file.slots[slot]
+            bound: dict[str, Any] = {}
+            try:
+                _unpack(record.pattern, item, bound)
+            except Exception:
+                bound = {}
+            self.see(guard, slot, tuple(bound.get(n.name, _MISSING) for n in record.names))
+        return item
+
+    # --- called by the job ----------------------------------------------------------------
+
+    def phase_started(self, phase: str) -> None:
+        """The model's forwards switched to ``phase`` (train, eval); the first time, every
+        line is looked at again."""
+        self.phase = phase
+        if phase in self._phases_started:
+            return
+        self._phases_started.add(phase)
+        for file in self.files.values():
+            file.guards[:] = [PASSES] * len(file.guards)
+
+    def disarm(self) -> None:
+        """The job is over: no line is looked at any more (code compiled for the job stays
+        loaded in the in-process API; its guards read 0 from now on)."""
+        for file in self.files.values():
+            file.guards[:] = [0] * len(file.guards)
+
+    def record(self, run_id: str, started: str) -> ShapesRecord:
+        files = []
+        for file in self.files.values():
+            bindings = [
+                Binding(
+                    first_line=slot.first_line,
+                    line=slot.line,
+                    col=slot.col,
+                    kind=slot.kind,
+                    names=[
+                        NameRecord(n.name, n.seen, n.times, len(n.others))
+                        for n in slot.names
+                        if n.seen
+                    ],
+                )
+                for slot in file.slots
+                if any(n.seen for n in slot.names)
+            ]
+            if bindings:
+                files.append(FileRecord(file.path, list(file.hashes), bindings))
+        return ShapesRecord(run_id=run_id, started=started, files=files)
+
+
+def _unpack(pattern: Any, item: Any, bound: dict[str, Any]) -> None:
+    """Bind ``item`` to the names of a ``for`` target's ``pattern`` as Python would, without
+    consuming anything that is not already a tuple, list or tensor."""
+    if pattern is None:
+        return
+    if isinstance(pattern, str):
+        bound[pattern.removeprefix("*")] = item
+        return
+    if isinstance(item, (tuple, list)):
+        elements = list(item)
+    elif isinstance(item, torch.Tensor) and item.dim() > 0 and len(item) == len(pattern):
+        elements = list(item.unbind(0))
+    else:
+        return
+    starred = [i for i, p in enumerate(pattern) if isinstance(p, str) and p.startswith("*")]
+    if not starred:
+        if len(elements) == len(pattern):
+            for part, element in zip(pattern, elements, strict=True):
+                _unpack(part, element, bound)
+        return
+    star = starred[0]
+    after = len(pattern) - star - 1
+    if len(elements) < star + after:
+        return
+    for part, element in zip(pattern[:star], elements[:star], strict=True):
+        _unpack(part, element, bound)
+    bound[pattern[star][1:]] = elements[star : len(elements) - after]
+    for part, element in zip(pattern[star + 1 :], elements[len(elements) - after :], strict=True):
+        _unpack(part, element, bound)
