@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+import types
 
 from quickdev.limits.user_code import is_user_file
 from quickdev.rundir.result import ErrorInfo, Frame
@@ -43,4 +44,21 @@ def _cuda_only_kernel(message: str) -> str:
     return (
         f"the kernel {name} has no CPU implementation (a custom CUDA extension?); "
         "run with --device auto on a machine with CUDA"
+    )
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback Python would print for ``exc`` had the script run alone: the job's
+    frames (and runpy's) above the user's first frame left out. It goes to the script's
+    stderr, so the terminal and the editor's output channel show it where people look."""
+    entries: list[types.TracebackType] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    first_user = next(
+        (i for i, e in enumerate(entries) if is_user_file(e.tb_frame.f_code.co_filename)), 0
+    )
+    return "".join(
+        traceback.format_exception(type(exc), exc, entries[first_user] if entries else None)
     )

@@ -22,7 +22,7 @@ from typing import Literal
 from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
-from quickdev.job.failure import describe
+from quickdev.job.failure import describe, user_traceback
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
 from quickdev.job.report import summarize
@@ -223,6 +223,9 @@ def _run_with_limits(
         result.status, result.stop_reason = "failed", "error"
         result.error = describe(exc)
         log.info("the script failed", exc_info=exc)
+        if not in_process:
+            # As `python train.py` would: the traceback on the script's stderr.
+            print(user_traceback(exc), end="", file=sys.stderr, flush=True)
         from quickdev.job.debugger import stop_at_failure
 
         stop_at_failure(exc)
