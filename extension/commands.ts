@@ -1,6 +1,8 @@
 // Palette commands, the code lens commands the server's lenses carry, and the Runs view actions.
 import * as vscode from "vscode";
 import { attachToRunningJob, debugScript } from "./debug";
+import type { ArgumentMemory } from "./jobs/arguments";
+import { askArguments } from "./jobs/askArguments";
 import type { Jobs } from "./jobs/jobs";
 import { generateLaunchConfigurations } from "./launch/launchConfig";
 import { showLog } from "./common/logger";
@@ -55,8 +57,17 @@ export function registerCommands(
   restart: () => Promise<void>,
   results: ResultPanels,
   outputs: RunOutputs,
+  memory: ArgumentMemory,
 ): vscode.Disposable[] {
   const register = vscode.commands.registerCommand;
+  const runWithArguments = async (script: string): Promise<void> => {
+    const args = await askArguments(memory, script);
+    return args && jobs.run("run", script, { args });
+  };
+  const debugWithArguments = async (script: string): Promise<boolean | undefined> => {
+    const args = await askArguments(memory, script);
+    return args && debugScript(script, undefined, args);
+  };
   return [
     register("quickdev.generateLaunchConfigurations", () => generateLaunchConfigurations(server)),
     register("quickdev.runCurrentFile", async () => {
@@ -71,6 +82,14 @@ export function registerCommands(
       const script = await currentScript();
       return script && debugScript(script);
     }),
+    register("quickdev.runCurrentFileWithArguments", async () => {
+      const script = await currentScript();
+      return script && runWithArguments(script);
+    }),
+    register("quickdev.debugCurrentFileWithArguments", async () => {
+      const script = await currentScript();
+      return script && debugWithArguments(script);
+    }),
     register("quickdev.attachToRunningJob", attachToRunningJob),
     register("quickdev.showTensorBoard", () => jobs.openTensorBoard()),
     register("quickdev.showRuns", async () => {
@@ -83,6 +102,7 @@ export function registerCommands(
     register("quickdev.tensorboard.refresh", () => panels.refreshActive()),
 
     register(LENS_COMMANDS.run, lensHandler((script) => jobs.run("run", script))),
+    register(LENS_COMMANDS.runWithArguments, lensHandler((script) => runWithArguments(script))),
     register(LENS_COMMANDS.profile, lensHandler((script) => jobs.run("profile", script))),
     register(LENS_COMMANDS.debug, lensHandler((script) => debugScript(script))),
     register(

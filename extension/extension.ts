@@ -47,7 +47,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const runsTree = vscode.window.createTreeView("quickdev.runs", { treeDataProvider: runsView, canSelectMany: true });
 
   context.subscriptions.push(
-    ...registerCommands(server, jobs, panels, restart, results, outputs),
+    ...registerCommands(server, jobs, panels, restart, results, outputs, context.workspaceState),
     runsTree,
     new RunsWatcher(() => jobs.refreshRuns(), runsTree),
     server.onRunChanged((summary) => store.update(summary)),

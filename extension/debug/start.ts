@@ -10,9 +10,14 @@ import { addTemporaryBreakpoint, removeTemporaryBreakpoint } from "./temporaryBr
 /**
  * Debugs a script as a quick-dev job; with `at` (a file and 0-based line, e.g. a training step),
  * stops there first by adding a breakpoint that is removed again once hit (unless the user had
- * one there already). The breakpoint is the editor's own: the job needs not know where.
+ * one there already). The breakpoint is the editor's own: the job needs not know where. `args`:
+ * the script's arguments (left out: the server's defaults).
  */
-export async function debugScript(script: string, at?: { file: string; line: number }): Promise<boolean> {
+export async function debugScript(
+  script: string,
+  at?: { file: string; line: number },
+  args?: readonly string[],
+): Promise<boolean> {
   if (!ensureTrusted()) {
     return false;
   }
@@ -25,6 +30,7 @@ export async function debugScript(script: string, at?: { file: string; line: num
     mode: "debug",
     script,
     cwd: folder?.uri.fsPath ?? path.dirname(script),
+    ...(args ? { args: [...args] } : {}),
     quickdevTemporaryBreakpoint: temporaryId,
   };
   const started = await vscode.debug.startDebugging(folder, config);

@@ -11,10 +11,14 @@ import type { QuickdevServer } from "../server/server";
 export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: ResultPanels): vscode.Disposable[] {
   const register = vscode.commands.registerCommand;
   return [
-    // The same script in the same mode; the script's folder gives the environment as before.
-    register("quickdev.run.rerun", (run: RunSummary) =>
-      run.mode === "debug" ? debugScript(run.script) : jobs.run(run.mode === "profile" ? "profile" : "run", run.script),
-    ),
+    // The same script in the same mode with the same arguments; the script's folder gives the
+    // environment as before. A run given none leaves them to the server's defaults again.
+    register("quickdev.run.rerun", (run: RunSummary) => {
+      const args = run.args?.length ? run.args : undefined;
+      return run.mode === "debug"
+        ? debugScript(run.script, undefined, args)
+        : jobs.run(run.mode === "profile" ? "profile" : "run", run.script, args ? { args } : {});
+    }),
     register("quickdev.run.cancel", (run: RunSummary) => jobs.cancel(run.runId)),
     register("quickdev.run.delete", async (run: RunSummary) => {
       const choice = await vscode.window.showWarningMessage(

@@ -4,7 +4,7 @@ import type { RunSummary } from "../../../extension/server/protocol";
 import { groupByFolder } from "../../../extension/runs/runGroups";
 
 const run = (runId: string, script: string): RunSummary =>
-  ({ runId, script, mode: "run", status: "passed", started: "", runDir: "", resultFile: "", outputFile: "", durationS: 0, batches: 0, losses: [], changes: [] }) as RunSummary;
+  ({ runId, script, args: [], mode: "run", status: "passed", started: "", runDir: "", resultFile: "", outputFile: "", durationS: 0, batches: 0, losses: [], changes: [] }) as RunSummary;
 
 test("runs group by folder in the folders' order, newest first within, empty folders left out", () => {
   const runs = [run("3", "/w/text/train.py"), run("2", "/tmp/x.py"), run("1", "/w/vision/train.py"), run("0", "/w/text/eval.py")];
