@@ -51,6 +51,8 @@ export function activate(context: vscode.ExtensionContext): void {
     runsTree,
     new RunsWatcher(() => jobs.refreshRuns(), runsTree),
     server.onRunChanged((summary) => store.update(summary)),
+    // A run deleted (here, in another window, or its directory removed) takes its page along.
+    store.onDidChange((run) => run === undefined && results.closeGone((runId) => store.get(runId) !== undefined)),
     // Runs from earlier sessions show up once the server is there to list them.
     server.onReadyChanged((ready) => ready && void jobs.refreshRuns()),
     vscode.workspace.onDidChangeConfiguration((event) => {

@@ -4,6 +4,8 @@
 // result.json as the job wrote it, of whatever shape: every field is checked before use and
 // anything unexpected is left out.
 
+import { joinArguments } from "../jobs/arguments";
+
 type Json = Record<string, unknown>;
 
 export const record = (value: unknown): Json | undefined =>
@@ -16,6 +18,12 @@ export const positive = (value: unknown): value is number => finite(value) && va
 /** A run's duration and peak memory as both pages show them; undefined when not a number. */
 export const seconds = (value: unknown): string | undefined => (finite(value) ? `${value.toFixed(1)} s` : undefined);
 export const megabytes = (value: unknown): string | undefined => (positive(value) ? `${value.toFixed(0)} MB` : undefined);
+
+/** The script's arguments (argv after the script), as typed in a terminal; undefined: none. */
+export function scriptArguments(data: Json): string | undefined {
+  const args = list(data.argv).slice(1).filter((arg): arg is string => typeof arg === "string");
+  return args.length ? joinArguments(args) : undefined;
+}
 
 export function escapeHtml(value: string): string {
   return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
@@ -119,6 +127,7 @@ export function resultHtml(result: unknown, nonce: string, changes: readonly str
     ["status", text(data.status) ?? "unknown"],
     ["stop reason", text(data.stop_reason)],
     ["script", text(data.script)],
+    ["arguments", scriptArguments(data)],
     ["started", text(data.started)],
     ["duration", seconds(data.duration_s)],
     ["optimizer steps", text(data.optimizer_steps)],
@@ -160,6 +169,10 @@ table.grid { border-collapse: collapse; }
 table.grid td, table.grid th { border-bottom: 1px solid var(--vscode-panel-border); padding: 3px 1em 3px 0; }
 .error { color: var(--vscode-errorForeground); white-space: pre-wrap; }
 .sparkline { color: var(--vscode-charts-blue); }
+.series0 { color: var(--vscode-charts-blue); }
+.series1 { color: var(--vscode-charts-orange); }
+.series2 { color: var(--vscode-charts-green); }
+.series3 { color: var(--vscode-charts-purple); }
 </style>
 </head>
 <body>

@@ -5,7 +5,7 @@ import { debugScript } from "../debug";
 import type { Jobs } from "../jobs/jobs";
 import { type RunSummary, isError } from "../server/protocol";
 import type { ResultPanels } from "../results/resultPanel";
-import { runLabel } from "./runFormat";
+import { describeRun, runLabel } from "./runFormat";
 import type { QuickdevServer } from "../server/server";
 
 export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: ResultPanels): vscode.Disposable[] {
@@ -34,6 +34,7 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
         void vscode.window.showErrorMessage(`Quickdev: ${answer.error}`);
         return;
       }
+      results.closeGone((runId) => runId !== run.runId);
       await jobs.refreshRuns();
     }),
     // Two runs selected in the view: those; one: pick the other from a list.
@@ -42,9 +43,16 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
       if (chosen.length === 2) {
         return results.compare(chosen[0] as RunSummary, chosen[1] as RunSummary);
       }
-      const others = jobs.knownRuns().filter((other) => other.runId !== run.runId);
+      // Runs of the same workspace folder: the other folders' scripts are other projects.
+      const folderOf = (script: string): string | undefined => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script))?.uri.fsPath;
+      const folder = folderOf(run.script);
+      const others = jobs.knownRuns().filter((other) => other.runId !== run.runId && folderOf(other.script) === folder);
+      if (!others.length) {
+        void vscode.window.showInformationMessage(`Quickdev: no other run of ${path.basename(run.script)}'s folder to compare with.`);
+        return undefined;
+      }
       const picked = await vscode.window.showQuickPick(
-        others.map((other) => ({ label: runLabel(other), description: other.runId, run: other })),
+        others.map((other) => ({ label: runLabel(other), description: other.runId, detail: describeRun(other), run: other })),
         { title: `Compare ${run.runId} with…`, matchOnDescription: true },
       );
       return picked && results.compare(run, picked.run);

@@ -64,11 +64,12 @@ class Runs:
         self.ls.protocol.notify(RUN_CHANGED, run_summary(run.run_dir, run.result, run))
         if run.finished.is_set():
             for uri in self.diagnostics.record(run):
-                self.ls.text_document_publish_diagnostics(
-                    types.PublishDiagnosticsParams(
-                        uri=uri, diagnostics=self.diagnostics.for_uri(uri)
-                    )
-                )
+                self.publish_diagnostics(uri)
+
+    def publish_diagnostics(self, uri: str) -> None:
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=self.diagnostics.for_uri(uri))
+        )
 
     async def check_interpreter(self, interpreter: str) -> None:
         """A clear message now beats a job that dies on ``import torch``."""
@@ -136,6 +137,13 @@ def setup(server: QuickdevServer) -> None:
     def on_shutdown(ls: QuickdevServer, params: None) -> None:
         runs.jobs.kill_all()
         cancel_pending_requests(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def on_edit(ls: QuickdevServer, params: types.DidChangeTextDocumentParams) -> None:
+        # An edit of a failing line takes its diagnostic away (diagnostics.py says the rule).
+        uri = runs.diagnostics.edited(params.text_document.uri, params.content_changes)
+        if uri is not None:
+            runs.publish_diagnostics(uri)
 
     register(server, "quickdev.startJob", start_job)
     register(server, "quickdev.cancelJob", cancel_job)
