@@ -6,7 +6,9 @@ import { registerCommands } from "./commands";
 import { registerDebugging } from "./debug";
 import { Jobs } from "./jobs/jobs";
 import { createLogger, log } from "./common/logger";
-import { checkInterpreter, onPythonExtensionChange, resolveInterpreter } from "./server/python";
+import { InterpreterStatus } from "./server/interpreterStatus";
+import { checkInterpreter, isChosen, onPythonExtensionChange, resolveInterpreter } from "./server/python";
+import { workspaceSettingsApplied } from "./server/trustedSettings";
 import { RestartQueue } from "./common/restartQueue";
 import { ResultPanels } from "./results/resultPanel";
 import { RunOutputs } from "./jobs/runOutput";
@@ -31,13 +33,19 @@ export function activate(context: vscode.ExtensionContext): void {
   const results = new ResultPanels(server);
   context.subscriptions.push(server, store, panels, runsView, results, outputs);
 
+  const status = new InterpreterStatus();
+  context.subscriptions.push(status);
   const restarts = new RestartQueue(async () => {
     if (!vscode.workspace.isTrusted) {
       log.info("workspace not trusted: the language server stays off");
+      status.hide();
       return;
     }
     const interpreter = await resolveInterpreter();
-    if (!(await checkInterpreter(interpreter))) {
+    status.show(interpreter);
+    const checked = await checkInterpreter(interpreter, () => !restarts.overtaken && isChosen(interpreter));
+    status.show(interpreter, checked.report, checked.problem);
+    if (!checked.usable) {
       await server.stop();
       return;
     }
@@ -62,7 +70,8 @@ export function activate(context: vscode.ExtensionContext): void {
         void server.sendSettings();
       }
     }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void restart()),
+    // The workspace's restricted settings (quickdev.python) apply a moment after the trust.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void workspaceSettingsApplied().then(restart)),
   );
   registerDebugging(context, jobs, server);
   // One line a benchmark reads: code loading plus activate(), as VS Code counts activation.

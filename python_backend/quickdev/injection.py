@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from quickdev.cache import user_cache_dir
 from quickdev.rundir.jsonio import read_json_object, write_json
 
 PROBE_TIMEOUT_S = 30.0
@@ -106,5 +107,4 @@ def _cache_key(gdb: str) -> str:
 
 
 def _cache_file() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(root) / "quickdev" / "gdb-injection.json"
+    return user_cache_dir() / "gdb-injection.json"

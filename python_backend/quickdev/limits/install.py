@@ -36,7 +36,7 @@ def install_limits(
     actual = device.resolve_device(options.device)
     cpu_only = actual == "cpu"
     # Independent of each other: they patch different functions.
-    eager.install(patcher)
+    eager.install(patcher, lambda: recorder.setting_changed(eager.COMPILE_OFF))
     loaders.install(patcher, recorder, batches)
     if not options.no_limits:
         epochs.install(patcher, recorder.one_epoch_options, budget.allow_epochs)

@@ -22,6 +22,12 @@ def changes(result: JobResult) -> list[str]:
     if result.device is not None and result.device.remaps:
         counts = ", ".join(f"{idiom} {n}" for idiom, n in result.device.remaps.items())
         lines.append(f"device: {result.device.actual} instead of what the script asked ({counts})")
+    for choice in result.device.autocast if result.device is not None else []:
+        off = " (autocast off)" if choice.get("ran") == "float32" else ""
+        lines.append(
+            f"autocast: {choice.get('asked')} regions ran in {choice.get('ran')}{off}: "
+            f"{choice.get('why')}"
+        )
     if result.keep_outputs:
         lines.append("outputs: kept where the script wrote them (--keep-outputs)")
     elif result.outputs:

@@ -45,6 +45,10 @@ class DeviceRemaps:
     # Idiom ("Tensor.to", "torch.load map_location", "autocast cuda float16 -> cpu bfloat16",
     # ...) -> calls remapped; a count of 0 never appears.
     remaps: dict[str, int] = field(default_factory=dict)
+    # CUDA autocast regions on a CPU: {"asked": "cuda float16", "ran": "float32" (autocast
+    # off) | "bfloat16" | "float16", "why": "float32 is fastest on this CPU (GFLOP/s: …)"},
+    # one per dtype asked (limits/device/autocast.py).
+    autocast: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from quickdev.cache import user_cache_dir
 from quickdev.rundir.jsonio import read_json_object, write_json
 
 try:
@@ -32,8 +32,7 @@ class ServerRecord:
 
 
 def state_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "quickdev" / "tensorboard"
+    return user_cache_dir() / "tensorboard"
 
 
 def _key(logdir: Path) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from quickdev.limits.device import cuda_shim, distributed, functions, methods
+from quickdev.limits.device import autocast, cuda_shim, distributed, functions, methods
 from quickdev.limits.device.engine import DeviceEngine, DeviceUnavailable, resolve_device
 from quickdev.limits.patching import Patcher
 
@@ -25,6 +25,7 @@ def install(patcher: Patcher, requested: str, actual: str) -> DeviceEngine:
     methods.install(patcher, engine)
     if engine.cpu:
         cuda_shim.install(patcher, engine)
+        autocast.install(patcher, engine)
         distributed.install(patcher, engine)
     functions.install(patcher, engine)
     return engine

@@ -2,8 +2,8 @@
 
 ``is_available()`` stays False and ``device_count()`` 0, so code with a CPU
 fallback takes it; the calls a GPU script makes unconditionally (``set_device``,
-memory statistics, streams, ``synchronize``, autocast, GradScaler) answer as an
-idle device would instead of failing in a build without CUDA.
+memory statistics, streams, ``synchronize``, GradScaler) answer as an idle device
+would instead of failing in a build without CUDA. Autocast is ``autocast.py``'s.
 """
 
 from __future__ import annotations
@@ -19,9 +19,6 @@ import torch
 
 from quickdev.limits.device.engine import DeviceEngine
 from quickdev.limits.patching import Patcher
-
-# CPU autocast computes in bfloat16; float16 would mostly run in float32 there.
-CPU_AUTOCAST_DTYPE = torch.bfloat16
 
 
 class _Event:
@@ -151,25 +148,7 @@ def _own(fn: Any) -> Any:
 def install(patcher: Patcher, engine: DeviceEngine) -> None:
     for name, value in _functions(engine).items():
         patcher.set(torch.cuda, name, value if isinstance(value, type) else _own(value))
-    _install_autocast(patcher, engine)
     _install_grad_scaler(patcher, engine)
-
-
-def _install_autocast(patcher: Patcher, engine: DeviceEngine) -> None:
-    """``torch.autocast("cuda")``, ``torch.amp.autocast`` and ``torch.cuda.amp.autocast``
-    (a subclass) all initialise here: CUDA autocast becomes CPU autocast in bfloat16."""
-    autocast = torch.amp.autocast_mode.autocast
-    original_init = autocast.__init__
-
-    def init(self: Any, device_type: str, dtype: Any = None, *args: Any, **kwargs: Any) -> None:
-        if device_type == "cuda":
-            asked = str(dtype or torch.float16).replace("torch.", "")
-            dtype = CPU_AUTOCAST_DTYPE
-            engine.count(f"autocast cuda {asked} -> cpu {str(dtype).replace('torch.', '')}")
-            device_type = "cpu"
-        original_init(self, device_type, dtype, *args, **kwargs)
-
-    patcher.set(autocast, "__init__", init)
 
 
 def _install_grad_scaler(patcher: Patcher, engine: DeviceEngine) -> None:

@@ -75,10 +75,15 @@ class DeviceEngine:
         self._pinned = requested.startswith("cuda")
         self._cuda_count = cuda_count
         self.remaps: Counter[str] = Counter()
+        # What each CUDA autocast dtype ran as on the CPU (autocast.py), for the result.
+        self.autocast: list[dict[str, str]] = []
 
     def report(self) -> DeviceRemaps:
         return DeviceRemaps(
-            requested=self.requested, actual=str(self.actual), remaps=dict(self.remaps)
+            requested=self.requested,
+            actual=str(self.actual),
+            remaps=dict(self.remaps),
+            autocast=list(self.autocast),
         )
 
     def count(self, idiom: str) -> None:
