@@ -1,8 +1,9 @@
 """``progress.json`` while the job runs, for the language server's progress reports.
 
 Batches and steps can come many times a second, so writes are at most one per
-``_MIN_INTERVAL_S``; a count that arrives inside that interval is written at its end
-(a one-shot timer), not at the next event, which may be a long step away.
+``_MIN_INTERVAL_S``; a count that arrives inside that interval is written at its end by
+one thread of the job's own (not at the next event, which may be a long step away). One
+thread for the whole job: a thread per write would leave its exit in a profile's trace.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ class ProgressWriter(BaseObserver):
         self.steps = 0
         self._written_at = 0.0
         self._lock = threading.Lock()
-        self._trailing: threading.Thread | None = None
+        self._pending = threading.Event()
+        self._writer: threading.Thread | None = None
 
     def on_job_start(self) -> None:
         self.set_stage("running")
@@ -48,18 +50,20 @@ class ProgressWriter(BaseObserver):
         self.write()
 
     def _maybe_write(self) -> None:
-        wait = _MIN_INTERVAL_S - (time.monotonic() - self._written_at)
-        if wait <= 0:
+        if time.monotonic() - self._written_at >= _MIN_INTERVAL_S:
             self.write()
-        elif self._trailing is None:
+            return
+        if self._writer is None:
+            self._writer = own_thread(self._write_later, "quickdev-progress")
+            self._writer.start()
+        self._pending.set()
 
-            def write_later() -> None:
-                time.sleep(wait)
-                self._trailing = None
-                self.write()
-
-            self._trailing = own_thread(write_later, "quickdev-progress")
-            self._trailing.start()
+    def _write_later(self) -> None:
+        while True:
+            self._pending.wait()
+            time.sleep(max(0.0, _MIN_INTERVAL_S - (time.monotonic() - self._written_at)))
+            self._pending.clear()
+            self.write()
 
     def write(self) -> None:
         with self._lock:

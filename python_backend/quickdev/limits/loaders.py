@@ -16,6 +16,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from quickdev.limits.patching import Patcher
+from quickdev.limits.profiler_marks import mark_call_site, own_work
 from quickdev.limits.recorder import Recorder
 from quickdev.limits.user_code import caller_origin
 from quickdev.rundir.result import LoaderStats
@@ -81,6 +82,7 @@ def _limited(
     count = 0
     try:
         while batches is None or count < batches:
+            mark_call_site()  # the user's loop line, in a profile
             started = time.perf_counter()
             try:
                 batch = next(iterator)
@@ -89,10 +91,11 @@ def _limited(
             wait_s = time.perf_counter() - started
             count += 1
             if count <= checked:
-                if not stats.batch_signature:
-                    stats.batch_signature = batch_signature(batch)
-                if not stats.nonfinite and has_nonfinite(batch):
-                    stats.nonfinite = True
+                with own_work():  # not the user's ops, in a profile
+                    if not stats.batch_signature:
+                        stats.batch_signature = batch_signature(batch)
+                    if not stats.nonfinite and has_nonfinite(batch):
+                        stats.nonfinite = True
             recorder.batch(stats, wait_s)
             yield batch
     finally:

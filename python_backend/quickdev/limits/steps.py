@@ -12,10 +12,14 @@ from typing import Any
 import torch
 from torch import nn
 from torch.optim import Optimizer
-from torch.optim.optimizer import register_optimizer_step_post_hook
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
 from torch.overrides import has_torch_function_unary
 
 from quickdev.limits.patching import Patcher
+from quickdev.limits.profiler_marks import mark_call_site, own_work
 from quickdev.limits.recorder import Recorder
 
 
@@ -32,6 +36,9 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
         recorder.optimizer_seen = True
         original_init(optimizer, *args, **kwargs)
 
+    def before_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
+        mark_call_site()  # the user's optimizer.step() line, in a profile
+
     def after_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
         loop_step = recorder.train_step()
         recorder.budget.check_steps(recorder.steps)
@@ -39,8 +46,11 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
             recorder.budget.check_loop_steps(recorder.loop_steps)
 
     patcher.set(Optimizer, "__init__", __init__)
-    handle = register_optimizer_step_post_hook(after_step)
-    patcher.on_undo(handle.remove)
+    for handle in (
+        register_optimizer_step_pre_hook(before_step),
+        register_optimizer_step_post_hook(after_step),
+    ):
+        patcher.on_undo(handle.remove)
 
 
 def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
@@ -83,6 +93,7 @@ def _watch_top_module(module: nn.Module, patcher: Patcher, recorder: Recorder) -
 
 
 def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
+    mark_call_site()  # the user's model(x) line, in a profile
     if not module.training or not torch.is_grad_enabled():
         recorder.eval_forward()
         return
@@ -110,12 +121,15 @@ def _record_losses(patcher: Patcher, recorder: Recorder) -> None:
             # A tensor subclass or mode handles this call and calls back here with the
             # plain tensor. Record then, once.
             return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
+        mark_call_site()  # the user's loss.backward() line, in a profile
         if tensor.numel() == 1:
             # The loss belongs to the step it is about to feed (forward counting has
             # already counted that step).
             step = recorder.steps if not recorder.optimizer_seen else recorder.steps + 1
             loss = getattr(tensor, _UNSCALED, tensor)
-            recorder.loss(float(loss.detach()), max(step, 1))
+            with own_work():
+                value = float(loss.detach())
+            recorder.loss(value, max(step, 1))
         return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
 
     def scale(scaler: Any, outputs: Any, *args: Any, **kwargs: Any) -> Any:

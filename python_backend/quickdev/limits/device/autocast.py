@@ -27,6 +27,7 @@ import torch
 from quickdev.cache import user_cache_dir
 from quickdev.limits.device.engine import DeviceEngine
 from quickdev.limits.patching import Patcher
+from quickdev.limits.profiler_marks import own_work
 from quickdev.rundir.jsonio import read_json_object, write_json
 
 log = logging.getLogger(__name__)
@@ -211,7 +212,8 @@ def install(
             asked = dtype or torch.float16  # CUDA autocast's default
             choice = choices.get(asked)
             if choice is None:
-                choice = choices[asked] = choose(asked, speeds)
+                with own_work():  # a first measurement is not the script's, in a profile
+                    choice = choices[asked] = choose(asked, speeds)
                 engine.autocast.append(_report(choice))
                 log.info("autocast cuda %s: %s (%s)", _name(asked), choice.ran_name, choice.why)
             engine.count(f"autocast cuda {_name(asked)} -> cpu {choice.ran_name}")
