@@ -1,8 +1,9 @@
 """``progress.json`` while the job runs, for the language server's progress reports.
 
 Batches and steps can come many times a second, so writes are at most one per
-``_MIN_INTERVAL_S``; a count that arrives inside that interval is written at its end by
-one thread of the job's own (not at the next event, which may be a long step away). One
+``_MIN_INTERVAL_S``; counts are written by one thread of the job's own, at once or at the
+end of that interval (not at the next event, which may be a long step away), never on the
+user's thread (a debugger stepping into the user's call would stop in the writing). One
 thread for the whole job: a thread per write would leave its exit in a profile's trace.
 """
 
@@ -50,9 +51,8 @@ class ProgressWriter(BaseObserver):
         self.write()
 
     def _maybe_write(self) -> None:
-        if time.monotonic() - self._written_at >= _MIN_INTERVAL_S:
-            self.write()
-            return
+        # Always the writer thread: the user's thread (inside their model(x), under a
+        # debugger's Step Into) runs none of the file writing.
         if self._writer is None:
             self._writer = own_thread(self._write_later, "quickdev-progress")
             self._writer.start()

@@ -17,6 +17,7 @@ from torch.optim.optimizer import (
     register_optimizer_step_pre_hook,
 )
 from torch.overrides import has_torch_function_unary
+from torch.utils.hooks import RemovableHandle
 
 from quickdev.limits.patching import Patcher
 from quickdev.limits.profiler_marks import mark_call_site, own_work
@@ -59,17 +60,21 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
     The top module is the first one with parameters called from outside any module (a
     loss module called beside it comes later). Global hooks slow every module call a
     little, so they are removed as soon as it is known.
+
+    What runs inside the user's ``model(x)`` calls no Python function of torch (module
+    dicts are read and written directly): under a debugger, Step Into from that line
+    would stop in each one before reaching ``forward``.
     """
     depth = 0
     global_handles: list[Any] = []
 
     def remove_global() -> None:
         while global_handles:
-            global_handles.pop().remove()
+            _remove_quietly(global_handles.pop())
 
     def before_any_forward(module: nn.Module, args: Any) -> None:
         nonlocal depth
-        if depth == 0 and next(module.parameters(), None) is not None:
+        if depth == 0 and _has_parameters(module):
             remove_global()
             _watch_top_module(module, patcher, recorder)
             _before_top_forward(module, recorder)
@@ -88,8 +93,40 @@ def _count_top_level_forwards(patcher: Patcher, recorder: Recorder) -> None:
 
 
 def _watch_top_module(module: nn.Module, patcher: Patcher, recorder: Recorder) -> None:
-    handle = module.register_forward_pre_hook(lambda m, args: _before_top_forward(m, recorder))
-    patcher.on_undo(handle.remove)
+    # What register_forward_pre_hook does, done directly (see above): a handle id of
+    # torch's own numbering, the hook in the module's dict.
+    hooks = module._forward_pre_hooks
+    key = RemovableHandle.next_id
+    RemovableHandle.next_id += 1
+    hooks[key] = lambda m, args: _before_top_forward(m, recorder)
+    patcher.on_undo(lambda: _drop(hooks, key))
+
+
+def _drop(hooks: dict[int, Any], key: int) -> None:
+    hooks.pop(key, None)
+
+
+def _has_parameters(module: nn.Module) -> bool:
+    """``next(module.parameters(), None) is not None``, from the module dicts."""
+    pending = [module]
+    while pending:
+        current = pending.pop()
+        if any(p is not None for p in current._parameters.values()):
+            return True
+        pending.extend(m for m in current._modules.values() if m is not None)
+    return False
+
+
+def _remove_quietly(handle: Any) -> None:
+    """``RemovableHandle.remove()``, from its dict references (see above)."""
+    refs = getattr(handle, "hooks_dict_ref", None), *getattr(handle, "extra_dict_ref", ())
+    if refs[0] is None:
+        handle.remove()
+        return
+    for ref in refs:
+        hooks = ref() if ref is not None else None
+        if hooks is not None:
+            hooks.pop(handle.id, None)
 
 
 def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:

@@ -135,6 +135,8 @@ class JobResult:
     # them and the user's tree is not restored.
     keep_outputs: bool = False
     peak_rss_mb: float = 0.0
+    # A debug run: seconds the debugger held the script stopped, left out of duration_s.
+    paused_s: float = 0.0
     device: DeviceRemaps | None = None
     exit_code: int | None = None  # the script's own sys.exit code, when it called it
     run_dir: str = ""
