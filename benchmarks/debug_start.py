@@ -9,7 +9,7 @@ the medians are compared.
     python benchmarks/debug_start.py [--repeats N]
 
 Prints the ratio quickdev / plain last (goal ≤ 0.8). This is a cold start, as from a
-terminal; the design document's ≤ 0.5 is for the editor's debug runs, which start warm
+terminal; the ≤ 0.5 of docs/architecture.md is for the editor's debug runs, which start warm
 (``benchmarks/warm.py``).
 """
 

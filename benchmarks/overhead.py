@@ -3,7 +3,7 @@
 1. ``quickdev run examples/train_loop.py`` against the same script limited by hand
    to the same batches and one epoch (``--limit-batches 2 --epochs 1``, no workers)
    under plain ``python``
-   (goal: ratio <= 1.05, as in the design document).
+   (goal: ratio <= 1.05, docs/architecture.md).
 2. ``quickdev run --max-steps 300 benchmarks/workloads/small_ops.py`` against the same script
    stopping itself after 300 steps: a model of many small ops, where a cost on every
    torch call (the device engine's mode) would show (goal: ratio <= 1.05).

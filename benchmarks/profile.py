@@ -3,7 +3,7 @@
 Side by side in one run, on examples/train_loop.py:
 
 * profiled / unprofiled quick-dev wall time (``quickdev run --profile`` vs ``quickdev
-  run``, alternating, medians; goal ≤ 1.1, as in the design document);
+  run``, alternating, medians; goal ≤ 1.1, docs/architecture.md);
 * the size of the trace the default schedule writes;
 * seconds from starting TensorBoard (through our manager) to the plugin's overview
   answering for that run (goal ≤ 1.5 s).

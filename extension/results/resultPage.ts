@@ -87,6 +87,7 @@ const OUTCOME: Record<string, string> = {
   created: "created: removed again",
   changed: "changed: put back",
   deleted: "deleted: put back",
+  appended: "appended to: cut back to its length",
   redirected: "written to the run dir instead",
 };
 

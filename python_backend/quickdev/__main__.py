@@ -9,5 +9,7 @@ if sys.path and sys.path[0] in ("", os.getcwd()):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from quickdev.cli import main
+from quickdev.options import WARM_START_GLOBAL
 
-sys.exit(main())
+# A job forked from a warm process is handed how it began (quickdev/warm/__main__.py).
+sys.exit(main(warm=globals().get(WARM_START_GLOBAL)))

@@ -3,7 +3,8 @@
 Two ways in:
 
 * a quick-dev job accepts a debugger on SIGUSR1 (``quickdev.job.attach_handler``):
-  this module sends the signal and waits for ``RUN_DIR/debugpy.json``.
+  this module sends the signal, once the job's ``process.json`` proves that the process
+  under its PID is the job, and waits for ``RUN_DIR/debugpy.json``.
 * any other Python process: debugpy's own PID injection (``python -m debugpy
   --listen ADDR --pid PID``), which needs gdb and permission to ptrace the target.
 
@@ -24,9 +25,10 @@ from pathlib import Path
 
 from quickdev.injection import injection_problem
 from quickdev.job.attach_handler import ATTACH_SIGNAL_NAME
-from quickdev.processes import free_port, pid_alive, same_process
+from quickdev.processes import free_port, pid_alive
 from quickdev.rundir.jsonio import read_json_object
 from quickdev.rundir.layout import ATTACH_FILE, DEBUGPY_FILE, LOG_FILE, rank_dir_name
+from quickdev.rundir.process import job_record
 
 log = logging.getLogger(__name__)
 
@@ -45,28 +47,27 @@ def attach_to_run(run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[s
     """Ask a running quick-dev job for a debugger; returns ``{"host", "port", "pid"}``."""
     if not run_dir.is_dir():
         raise AttachError(f"no run directory at {run_dir}: pass the directory of a running job")
-    info = read_json_object(run_dir / ATTACH_FILE)
-    address = read_json_object(run_dir / DEBUGPY_FILE)
-    if address and _is_job(address.get("pid"), info) and _listens(address):
-        return address
-    if not info and (run_dir / rank_dir_name(0)).is_dir():
-        raise AttachError(
-            f"{run_dir} is a distributed job: attach to one of its ranks, "
-            f"e.g. 'quickdev attach --run {run_dir / rank_dir_name(0)}'"
-        )
-    if not info:
+    record = job_record(run_dir)
+    if not (run_dir / ATTACH_FILE).is_file() or record is None:
+        if (run_dir / rank_dir_name(0)).is_dir():
+            raise AttachError(
+                f"{run_dir} is a distributed job: attach to one of its ranks, "
+                f"e.g. 'quickdev attach --run {run_dir / rank_dir_name(0)}'"
+            )
         raise AttachError(
             f"{run_dir} has no {ATTACH_FILE}: the job has not started yet, or was not started "
             "by 'quickdev run'; for another process use 'quickdev attach --pid PID'"
         )
-    pid = info.get("pid")
-    if not isinstance(pid, int) or not pid_alive(pid):
+    pid = record.pid
+    if not pid_alive(pid):
         raise AttachError(f"the job in {run_dir} (PID {pid}) is no longer running")
-    if not same_process(pid, info.get("start")):
+    doubt = record.doubt()
+    if doubt is not None:
         # Signalling it would stop (SIGUSR1's default) whatever process has the PID now.
-        raise AttachError(
-            f"the job in {run_dir} is no longer running: PID {pid} is another process now"
-        )
+        raise AttachError(f"the job in {run_dir} was not signalled: {doubt}")
+    address = read_json_object(run_dir / DEBUGPY_FILE)
+    if address and address.get("pid") == pid and _listens(address):
+        return address
     os.kill(pid, getattr(signal, ATTACH_SIGNAL_NAME))
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -81,12 +82,6 @@ def attach_to_run(run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[s
         "may be blocked in native code (a collective, a long kernel), where Python cannot "
         f"take the signal; see {run_dir / LOG_FILE}, or try 'quickdev attach --pid {pid}'"
     )
-
-
-def _is_job(pid: object, info: dict[str, object] | None) -> bool:
-    """Whether ``pid`` runs and is the job that wrote ``attach.json`` (not a reused PID)."""
-    start = info.get("start") if info and info.get("pid") == pid else None
-    return same_process(pid, start)
 
 
 def _listens(address: dict[str, object]) -> bool:

@@ -27,6 +27,7 @@ from quickdev.options import (
     DEFAULT_TRAIN_PASSES,
     ProfileOptions,
     RunOptions,
+    WarmStart,
 )
 from quickdev.processes import EXIT_USAGE
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
@@ -352,7 +353,8 @@ def _finish_killed_jobs(runs_dir: Path | None) -> None:
             print(line, file=sys.stderr)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, warm: WarmStart | None = None) -> int:
+    """``warm``: set in a job forked from a warm process (``quickdev.warm``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         own, script_args = _split_script_args(args)
@@ -360,6 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _finish_killed_jobs(getattr(ns, "runs_dir", None))
         if ns.command == "run":
             options = run_options(ns, script_args)
+            options.warm = warm
             if options.nproc > 1:
                 from quickdev.job.distributed.supervisor import run_distributed
 

@@ -21,6 +21,21 @@ DEFAULT_EVAL_FORWARDS = 20
 DEFAULT_TIMEOUT_S = 300.0
 
 
+@dataclass(frozen=True)
+class WarmStart:
+    """How a job forked from a warm process (``quickdev.warm``) began: handed by the warm
+    process to the job's ``__main__`` (as the global ``WARM_START_GLOBAL``), then carried
+    in ``RunOptions.warm``."""
+
+    forked_from: int  # the warm process's PID, for the job's log
+    # What the warm process imported for the job: names these modules took from torch
+    # before the limits existed are pointed at the limited versions (limits/rebind.py).
+    preloaded: tuple[str, ...] = ()
+
+
+WARM_START_GLOBAL = "warm_start"
+
+
 @dataclass
 class ProfileOptions:
     """torch.profiler settings; the schedule defaults fit a 2-batch run."""
@@ -66,6 +81,7 @@ class RunOptions:
     retention: Retention = RETENTION  # the run history pruned at the job's start
     nproc: int = 1  # > 1: local ranks under torch.distributed.run, a result each plus a merged one
     debug_rank: int | None = None  # with nproc > 1: the one rank that runs under debugpy
+    warm: WarmStart | None = None  # set in a job forked from a warm process; None: cold
 
 
 @dataclass(frozen=True)

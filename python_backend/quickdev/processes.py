@@ -8,7 +8,7 @@ import socket
 import sys
 from pathlib import Path
 
-# The exit status of every quickdev command (the design's command-line contract).
+# The exit status of every quickdev command (the command-line contract, docs/architecture.md).
 EXIT_PASSED = 0  # the job passed, or stopped at a budget
 EXIT_FAILED = 1  # the user's code failed
 EXIT_USAGE = 2  # a bad option or a missing script: one line on stderr
@@ -58,6 +58,15 @@ def start_ticks(pid: int) -> int | None:
         return int(fields[19])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def command_line(pid: int) -> tuple[str, ...] | None:
+    """The arguments ``pid`` runs with (/proc/PID/cmdline); None if unknown."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return tuple(raw.decode("utf-8", errors="replace").split("\0")[:-1])
 
 
 def same_process(pid: object, start: object) -> bool:

@@ -10,6 +10,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from quickdev.job.signals import HARD_STOP_GRACE_S
 from quickdev.processes import start_ticks
 
@@ -22,6 +23,7 @@ from tests.support.debug import (
     quickdev_env,
     read_variable_at,
 )
+from tests.support.strangers import KINDS, still_running, stranger_run
 
 LOOP = textwrap.dedent(
     """
@@ -40,6 +42,8 @@ SIGNAL_SETUP = textwrap.dedent(
     """
     from pathlib import Path
     from quickdev.job.attach_handler import install_attach_handler
+    from quickdev.rundir.process import write_process_record
+    write_process_record(Path(sys.argv[1]))  # as a job does first
     install_attach_handler(Path(sys.argv[1]))
     """
 )
@@ -64,10 +68,13 @@ def test_running_job_accepts_debugger_twice_on_signal(tmp_path: Path, processes:
     run_dir.mkdir()
     proc = subprocess.Popen([sys.executable, str(script), str(run_dir)], env=quickdev_env())
     processes.append(proc)
-    recorded = wait_for_json_file(run_dir / "attach.json")
+    wait_for_json_file(run_dir / "attach.json")
+    recorded = json.loads((run_dir / "process.json").read_text())
     assert recorded["pid"] == proc.pid
-    # Its start time, so a later process reusing the PID is never taken for the job.
+    # Its start time and command line, so a later process reusing the PID is never taken
+    # for the job.
     assert recorded["start"] == start_ticks(proc.pid) != None  # noqa: E711
+    assert recorded["command"] == [sys.executable, str(script), str(run_dir)]
     assert not (run_dir / "debugpy.json").exists()  # nothing listens until asked
 
     steps = []
@@ -176,6 +183,19 @@ def test_attach_errors_are_one_line(tmp_path: Path) -> None:
     assert answer.returncode == 2  # usage: one target only
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_attach_refuses_a_run_whose_record_cannot_prove_its_process(
+    tmp_path: Path, kind: str, processes: list
+) -> None:
+    run_dir = stranger_run(tmp_path, kind, processes)
+    sleeper = processes[-1]
+    answer = quickdev_attach("--run", str(run_dir))
+    assert answer.returncode == 1
+    (line,) = answer.stderr.strip().splitlines()
+    assert "was not signalled: " in line and f"PID {sleeper.pid}" in line
+    assert still_running(sleeper), "quickdev attach signalled an unrelated process"
+
+
 def test_quickdev_job_without_limits_accepts_debugger_twice(
     tmp_path: Path, processes: list
 ) -> None:
@@ -194,7 +214,8 @@ def test_quickdev_job_without_limits_accepts_debugger_twice(
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
     processes.append(proc)
-    assert wait_for_json_file(run_dir / "attach.json", timeout_s=120)["pid"] == proc.pid
+    wait_for_json_file(run_dir / "attach.json", timeout_s=120)
+    assert json.loads((run_dir / "process.json").read_text())["pid"] == proc.pid
 
     steps = []
     for _ in range(2):

@@ -86,13 +86,14 @@ def test_a_failing_job_is_restored_too(run_quickdev: Any, tmp_path: Path) -> Non
 def test_a_backup_that_cannot_be_written_is_a_one_line_error(
     run_quickdev: Any, tmp_path: Path
 ) -> None:
-    # Appending needs a copy of the original; a full disk (a file-size limit here) refuses it.
+    # A change in place needs a copy of the original; a full disk (a file-size limit here)
+    # refuses it. (An append needs none: see test_journal_files.py.)
     root = _user_tree(tmp_path)
     (root / "logs" / "train.log").write_bytes(b"line\n" * 20_000)
     (root / "append.py").write_text(
         "import resource\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))\n"
-        "open('logs/train.log', 'a').write('more')\n"
+        "open('logs/train.log', 'r+').write('more')\n"
     )
     before = snapshot(root)
     run = run_quickdev("append.py", cwd=root)

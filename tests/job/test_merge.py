@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
-from quickdev.job.distributed.merge import merge_results
+from quickdev.job.distributed.merge import merge_file_safety, merge_results
 from quickdev.options import RunOptions
-from quickdev.rundir.result import ErrorInfo, JobResult
+from quickdev.rundir.result import ErrorInfo, FileSafety, JobResult, UnseenChange, YourEdit
 
 PEER_GONE = ErrorInfo(type="RuntimeError", message="Connection closed by peer", line=9)
 
@@ -63,3 +63,17 @@ def test_a_rank_without_result_makes_a_launch_error(tmp_path: Path) -> None:
     assert merged["error"]["type"] == "DistributedLaunchError"
     assert "ranks without a result: [1]" in merged["error"]["message"]
     assert merged["ranks"][1]["status"] == "killed"
+
+
+def test_every_ranks_kept_edits_and_unrestored_changes_are_in_the_job_result() -> None:
+    edit = YourEdit(path="/w/notes.txt", original="/w/runs/r/rank0/originals/notes.txt")
+    unseen = UnseenChange(path="/w/data.bin", change="changed", why="not Python")
+    ranks = [
+        FileSafety(your_edits=[edit], checked_files=3),
+        FileSafety(your_edits=[edit], not_restored=[unseen], complete=False),
+        None,
+    ]
+    merged = merge_file_safety(ranks)
+    assert merged is not None
+    assert (merged.your_edits, merged.not_restored, merged.complete) == ([edit], [unseen], False)
+    assert merge_file_safety([None, None]) is None

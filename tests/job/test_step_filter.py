@@ -69,7 +69,7 @@ def where(dap: DapClient, thread_id: int) -> list[tuple[str, str, int]]:
 
 
 def test_step_into_a_module_call_lands_in_its_forward(tmp_path: Path, processes: list) -> None:
-    script, run_dir, address = start_debug_job(tmp_path, processes)
+    script, _, address = start_debug_job(tmp_path, processes)
     with DapClient.connect(address["host"], address["port"]) as dap:
         dap.initialize()
         dap.attach(just_my_code=False, **SESSION_OPTIONS)

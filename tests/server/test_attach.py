@@ -61,7 +61,8 @@ def start_terminal_job(
     )
     processes.append(proc)
     run_dir = workspace / ".quickdev" / "runs" / "long"
-    assert wait_for_json_file(run_dir / "attach.json", timeout_s=120)["pid"] == proc.pid
+    wait_for_json_file(run_dir / "attach.json", timeout_s=120)
+    assert json.loads((run_dir / "process.json").read_text())["pid"] == proc.pid
     return script, stop, run_dir
 
 

@@ -40,11 +40,15 @@ def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> Non
         "(Tensor.to 45, autocast cuda float16 -> cpu bfloat16 1)",
         "autocast: cuda float16 regions ran in bfloat16: bfloat16 is fastest on this CPU "
         "(bfloat16 1.80×, float16 0.05× float32's speed)",
-        "outputs: 3 file(s) kept in the run dir, your files as they were",
+        "outputs: 4 file(s) kept in the run dir, your files as they were",
+        "your edits: notes.txt kept as you saved them while the job ran; the versions from "
+        f"before the job are in {result.run_dir}/originals",
+        "not put back: data.bin changed by something the journal does not follow "
+        "(not Python, an unknown library, or you); no copy was kept",
         "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)",
         f"advice: {result.stop_advice}",
     ]
     result.status, result.stop_reason = "passed", "completed"
     result.limits.one_epoch_options, result.limits.settings_changed = [], []
-    result.device, result.outputs = None, []
+    result.device, result.outputs, result.file_safety = None, [], None
     assert run_summary(PAGE_FIXTURE.parent, result)["changes"] == []

@@ -77,7 +77,7 @@ def test_retention_settings_reach_the_job_command_line() -> None:
 
     from quickdev.cli import build_parser, run_options
     from quickdev.rundir.retention import Retention
-    from quickdev.server.jobs import JobRequest, job_command
+    from quickdev.server.job_request import JobRequest, job_command
 
     settings, problems = parse_settings({"runsKeep": 3, "runsMaxSizeMb": 0})
     assert problems == []

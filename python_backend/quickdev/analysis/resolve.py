@@ -28,7 +28,8 @@ Located = tuple[int, StatementFacts]  # (0-based line where the statement starts
 
 
 def resolve(statements: Iterable[Located]) -> Analysis:
-    # One pass over the statements; this runs on every lens request after an edit.
+    # One pass over the statements; this runs on every lens request after an edit, over
+    # every statement of the file: loops, not generators, and empty facts skipped cheaply.
     classes: list[tuple[int, ClassFact]] = []
     functions: list[tuple[int, FunctionFact]] = []
     aliases: dict[str, str] = {}
@@ -41,32 +42,37 @@ def resolve(statements: Iterable[Located]) -> Analysis:
     imports_torch = False
     for start, facts in statements:
         imports_torch = imports_torch or facts.imports_torch
-        classes.extend((start, c) for c in facts.classes)
-        functions.extend((start, f) for f in facts.functions)
-        aliases.update(facts.aliases)
-        trainer_names.update(facts.trainer_names)
-        fit_calls.extend((start, f) for f in facts.fit_calls)
+        for c in facts.classes:
+            classes.append((start, c))
+        for f in facts.functions:
+            functions.append((start, f))
+        if facts.aliases:
+            aliases.update(facts.aliases)
+        if facts.trainer_names:
+            trainer_names.update(facts.trainer_names)
+        for fit in facts.fit_calls:
+            fit_calls.append((start, fit))
         if facts.main_guard is not None:
             entries.append(EntryPoint("main_guard", start + facts.main_guard))
         if facts.main_call is not None:
             entries.append(EntryPoint("main_call", start + facts.main_call))
-        has_loop = has_loop or facts.top_level_loop is not None
+        if facts.top_level_loop is not None:
+            has_loop = True
         if facts.training_loop is not None:
             loop = facts.training_loop
             training_loops.append(
                 Step("train_loop", "training loop", start + loop.line, start + loop.body_line)
             )
-        knobs.extend(replace(k, line=start + k.line) for k in facts.knobs)
+        for k in facts.knobs:
+            knobs.append(replace(k, line=start + k.line))
 
-    lightning, modules, datasets = _hierarchy(
+    hierarchy = _hierarchy(
         tuple(sorted(aliases.items())), tuple((c.name, c.bases) for _, c in classes)
     )
-    steps: list[Step] = list(training_loops)
+    steps: list[Step] = training_loops
     for start, cls in classes:
-        for m in cls.methods:
-            kind = _method_kind(m, cls.name, lightning, modules, datasets)
-            if kind is not None:
-                steps.append(_step(kind, f"{cls.name}.{m.name}", start, m))
+        for kind, qualname, line, body_line in _class_steps(cls, hierarchy):
+            steps.append(Step(kind, qualname, start + line, start + body_line))
     for start, f in functions:
         if LOOP_STEP.match(f.name):
             steps.append(_step("loop_step", f.name, start, f))
@@ -89,6 +95,31 @@ def resolve(statements: Iterable[Located]) -> Analysis:
         knobs=tuple(sorted(knobs, key=lambda k: k.line)),
         uses_lightning_trainer=any(fit.lightning for _, fit in fits),
     )
+
+
+Hierarchy = tuple[frozenset[str], frozenset[str], frozenset[str]]
+_RelativeStep = tuple[StepKind, str, int, int]
+
+
+# What a class's methods are, relative to its statement, per hierarchy: the same for every
+# class an edit did not touch (facts are kept between edits), so computed once for it.
+@functools.lru_cache(maxsize=4096)
+def _class_steps(cls: ClassFact, hierarchy: Hierarchy) -> tuple[_RelativeStep, ...]:
+    lightning, modules, datasets = hierarchy
+    steps = []
+    for m in cls.methods:
+        kind = _method_kind(m, cls.name, lightning, modules, datasets)
+        if kind is not None:
+            step = _step(kind, f"{cls.name}.{m.name}", 0, m)
+            steps.append((kind, step.qualname, step.line, step.body_line))
+    return tuple(steps)
+
+
+def _step(kind: StepKind, qualname: str, start: int, f: FunctionFact) -> Step:
+    """A function's step: the breakpoint in its training loop's body when it has one (each
+    step, not each call), else on its first statement."""
+    body = f.training_body if f.training_body is not None and kind != "lightning_step" else None
+    return Step(kind, qualname, start + f.line, start + (f.body_line if body is None else body))
 
 
 @functools.lru_cache(maxsize=64)
@@ -116,13 +147,6 @@ def _descendants(bases_of: dict[str, set[str]], roots: frozenset[str]) -> set[st
                 found.add(name)
                 changed = True
     return found
-
-
-def _step(kind: StepKind, qualname: str, start: int, f: FunctionFact) -> Step:
-    """A function's step: the breakpoint in its training loop's body when it has one (each
-    step, not each call), else on its first statement."""
-    body = f.training_body if f.training_body is not None and kind != "lightning_step" else None
-    return Step(kind, qualname, start + f.line, start + (f.body_line if body is None else body))
 
 
 def _method_kind(

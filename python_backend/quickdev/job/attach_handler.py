@@ -1,22 +1,21 @@
 """The in-job half of attach: a quick-dev job accepts a debugger on SIGUSR1.
 
-It records its PID and start time in ``RUN_DIR/attach.json``. On the signal it starts debugpy on
-127.0.0.1 (a free port) and writes ``RUN_DIR/debugpy.json``; asking again reuses the
-same address, so attach, detach and attach again all work. The outside half is
-``quickdev.attach``.
+It writes ``RUN_DIR/attach.json`` (the signal it listens on) once the handler is in place;
+the job's identity (PID, start time, command line) is in its ``process.json``. On the
+signal it starts debugpy on 127.0.0.1 (a free port) and writes ``RUN_DIR/debugpy.json``;
+asking again reuses the same address, so attach, detach and attach again all work. The
+outside half is ``quickdev.attach``.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
-from quickdev.processes import start_ticks
 from quickdev.rundir.jsonio import write_json
 from quickdev.rundir.layout import ATTACH_FILE
 
@@ -49,8 +48,5 @@ def install_attach_handler(run_dir: Path, on_attach: Callable[[], None] | None =
             log.exception("could not start debugpy on %s", ATTACH_SIGNAL_NAME)
 
     signal.signal(signum, on_signal)
-    pid = os.getpid()
-    # The start time tells this job from a later process that reuses its PID.
-    record = {"pid": pid, "start": start_ticks(pid), "signal": ATTACH_SIGNAL_NAME}
-    write_json(run_dir / ATTACH_FILE, record)
+    write_json(run_dir / ATTACH_FILE, {"signal": ATTACH_SIGNAL_NAME})
     return True

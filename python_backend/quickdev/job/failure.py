@@ -20,7 +20,7 @@ def describe(exc: BaseException) -> ErrorInfo:
         Frame(file=f.filename, line=f.lineno or 0, function=f.name)
         for f in traceback.extract_tb(exc.__traceback__)
     ]
-    # The runner's own frames (and runpy's) come first; the user sees from their code on.
+    # The job's own frames (and runpy's) come first; the user sees from their code on.
     first_user = next((i for i, f in enumerate(frames) if is_user_file(f.file)), len(frames))
     frames = frames[first_user:] if first_user < len(frames) else frames
     message = str(exc)

@@ -132,7 +132,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
     logger = logging.getLogger("quickdev")
     saved_logger = (logger.level, logger.propagate)
     handler = _log_to(run_dir)
-    log.info("%s", _how_started())
+    log.info("%s", _how_started(options))
     patcher = Patcher()
     saved_sys = (list(sys.argv), list(sys.path))
     exit_code = EXIT_FAILED
@@ -314,6 +314,7 @@ def _copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.limits.train_passes = recorder.budget.train_passes
         result.losses = recorder.losses
         result.outputs = recorder.outputs
+        result.file_safety = recorder.file_safety
         result.limits.one_epoch_options = recorder.one_epoch_options
         result.limits.settings_changed = recorder.settings_changed
         result.device = recorder.device() if recorder.device else None
@@ -362,14 +363,12 @@ def _start_debug_hooks(
         start_debugger(options.listen, options.wait_for_client, run_dir, options.client_timeout_s)
 
 
-def _how_started() -> str:
+def _how_started(options: RunOptions) -> str:
     """Warm (forked from a process with the imports done) or cold: the one line that tells
     a slow or odd run's cause apart."""
-    child = sys.modules.get("quickdev.warm.child")
-    parent = getattr(child, "forked_from", None)
-    if parent is None:
+    if options.warm is None:
         return "started cold"
-    return f"started warm: forked from warm process {parent}"
+    return f"started warm: forked from warm process {options.warm.forked_from}"
 
 
 def _log_to(run_dir: Path) -> logging.Handler:

@@ -1,8 +1,9 @@
 """Step Into from a call of an ``nn.Module`` lands in that module's ``forward``.
 
 ``model(x)`` runs ``Module._wrapped_call_impl``, ``_call_impl``, its nested ``inner``
-(and ``self.fc(x)`` first ``Module.__getattr__`` to find ``fc``), the hooks' plumbing (``BackwardHook``, ``is_compiling``, ``Function.apply`` for backward
-hooks) before ``forward``: about 33 presses of F11 in VS Code. debugpy's ``rules`` filter
+(and ``self.fc(x)`` first ``Module.__getattr__`` to find ``fc``), the hooks' plumbing
+(``BackwardHook``, ``is_compiling``, ``Function.apply`` for backward hooks) before
+``forward``: about 33 presses of F11 in VS Code. debugpy's ``rules`` filter
 whole files or modules, and excluding ``torch/nn/modules/module.py`` would hide
 ``Module.to``, ``state_dict`` and the rest from stepping too. So the job asks pydevd, the
 debugger inside debugpy, to treat just those functions as filtered: pydevd asks

@@ -59,7 +59,8 @@ def install_limits(
     HuggingFaceLimits(run_dir, batches, budget, cpu_only, placer).install(patcher)
     # Last, after every module attribute is replaced: libraries a warm start or a debug
     # job imported before the limits hold the originals under their own names.
-    rebound = rebind.install(patcher, rebind.imported_before_limits(imported_early))
+    preloaded = options.warm.preloaded if options.warm else ()
+    rebound = rebind.install(patcher, rebind.imported_before_limits([*preloaded, *imported_early]))
     log.info(
         "limits: batches=%s max_steps=%s timeout_s=%s train_passes=%s loop_steps=%s "
         "eval_forwards=%s device=%s rebound=%d",

@@ -26,11 +26,9 @@ COLD_BEFORE_LIMITS = frozenset({"quickdev", "torch", *sys.stdlib_module_names})
 
 def imported_before_limits(imported_early: Iterable[str] = ()) -> list[str]:
     """The modules a plain cold job imports only after the limits that this one imported
-    before them: a warm process's preloads, and ``imported_early`` (a debug job imports
-    Lightning before debugpy's tracing slows imports down)."""
-    child = sys.modules.get("quickdev.warm.child")
-    preloaded: Iterable[str] = getattr(child, "preloaded", ())
-    names = dict.fromkeys([*preloaded, *imported_early])
+    before them: a warm process's preloads (``WarmStart.preloaded``), and a debug job's
+    Lightning (imported before debugpy's tracing slows imports down)."""
+    names = dict.fromkeys(imported_early)
     return [name for name in names if name.partition(".")[0] not in COLD_BEFORE_LIMITS]
 
 

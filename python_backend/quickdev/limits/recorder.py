@@ -13,7 +13,7 @@ from typing import Any
 from quickdev.events import EventHub
 from quickdev.limits.budget import TRAIN_PASSES, Budget, StopJob
 from quickdev.limits.journal.restore import Restored
-from quickdev.rundir.result import DeviceRemaps, LoaderStats, Output
+from quickdev.rundir.result import DeviceRemaps, FileSafety, LoaderStats, Output
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -47,6 +47,7 @@ class Recorder:
         self.outputs: list[Output] = []
         self.problems: list[str] = []  # what the file journal could not put back
         self.notes: list[str] = []  # what the file journal tells the user (one line each)
+        self.file_safety: FileSafety | None = None  # the file journal's account
         self._at_end: list[Callable[[], Restored]] = []
         self.one_epoch_options: list[str] = []
         # A framework's settings the script gave and the job replaced ("Trainer.max_epochs:
@@ -173,3 +174,4 @@ class Recorder:
             self.outputs.extend(restored.outputs)
             self.problems.extend(restored.problems)
             self.notes.extend(restored.notes)
+            self.file_safety = restored.safety

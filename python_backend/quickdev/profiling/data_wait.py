@@ -1,6 +1,7 @@
 """How much of the training loop's time went to waiting for the next batch.
 
-Plain Python with no torch import: the runner measures each fetch and tells us.
+Plain Python with no torch import: the loader limits (limits/loaders.py) time each fetch
+and tell us.
 """
 
 from __future__ import annotations

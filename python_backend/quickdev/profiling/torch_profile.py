@@ -1,6 +1,6 @@
 """A torch.profiler session stepped by the job's training steps.
 
-The profiler's step follows the runner's ``on_train_step`` event (an optimizer
+The profiler's step follows the job's ``on_train_step`` event (an optimizer
 step, or a training-mode forward where there is no optimizer), so the user's
 code needs no change. Traces are written in torch-tb-profiler's layout,
 ``<worker>.<ns>.pt.trace.json.gz`` directly in the run directory, and each file
@@ -169,7 +169,7 @@ class TorchProfileObserver(BaseObserver):
         self.stop()
 
     def stop(self) -> None:
-        """Idempotent: the runner's job_end and the finaliser may both get here."""
+        """Idempotent: the job's end and the finaliser may both get here."""
         if not self._started or self._stopped:
             return
         self._stopped = True

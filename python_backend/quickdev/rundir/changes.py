@@ -6,13 +6,17 @@ same lines, so the editor and the terminal tell the user the same thing.
 
 from __future__ import annotations
 
+import os
+
+from quickdev.rundir.layout import ORIGINALS_DIR
 from quickdev.rundir.result import JobResult
 
 
 def changes(result: JobResult) -> list[str]:
     """One line per change: options set to one epoch, a framework's settings replaced,
-    tensors placed on another device, files kept in the run directory, and the budget that
-    ended the run (with advice)."""
+    tensors placed on another device, files kept in the run directory, the person's own
+    edits kept and changes that could not be put back, and the budget that ended the run
+    (with advice)."""
     lines = []
     if result.limits.one_epoch_options:
         options = ", ".join(result.limits.one_epoch_options)
@@ -34,6 +38,7 @@ def changes(result: JobResult) -> list[str]:
         lines.append(
             f"outputs: {len(result.outputs)} file(s) kept in the run dir, your files as they were"
         )
+    lines += _file_safety(result)
     if result.stop_reason and result.status == "stopped":
         lines.append(f"stopped: {_stop_text(result)}")
         if result.stop_advice:
@@ -65,3 +70,34 @@ def _stop_text(result: JobResult) -> str:
     value, what, option = described[reason]
     shown = f"{value:g}" if isinstance(value, float) else str(value)
     return f"{reason} ({shown} {what}; {option} changes it)"
+
+
+def _file_safety(result: JobResult) -> list[str]:
+    """The person's edits kept, and changes no journal saw: one line each."""
+    safety = result.file_safety
+    if safety is None:
+        return []
+    lines = []
+    if safety.your_edits:
+        names = _names(result, [e.path for e in safety.your_edits])
+        kept = [e.original for e in safety.your_edits if e.original]
+        originals = os.path.join(result.run_dir, ORIGINALS_DIR) if result.run_dir else "the run"
+        where = f"; the versions from before the job are in {originals}"
+        lines.append(
+            f"your edits: {names} kept as you saved them while the job ran{where if kept else ''}"
+        )
+    if safety.not_restored:
+        names = _names(result, [u.path for u in safety.not_restored])
+        lines.append(
+            f"not put back: {names} changed by something the journal does not follow "
+            "(not Python, an unknown library, or you); no copy was kept"
+        )
+    if not safety.complete:
+        lines.append(f"not checked: files past the first {safety.check_bound} in the folder")
+    return lines
+
+
+def _names(result: JobResult, paths: list[str], shown: int = 3) -> str:
+    names = [os.path.relpath(p, result.cwd) if result.cwd else p for p in paths]
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more

@@ -15,12 +15,13 @@ GITIGNORE = ".gitignore"  # "*" in the runs root's parent, so git never sees run
 RESULT_FILE = "result.json"  # the contract: quickdev.rundir.result.JobResult
 PROGRESS_FILE = "progress.json"  # {"stage": str, "batches": int, "steps": int}, while running
 DEBUGPY_FILE = "debugpy.json"  # {"host": str, "port": int, "pid": int}, once debugpy listens
-# {"pid": int, "start": int (ticks since boot, /proc/PID/stat field 22), "signal": "SIGUSR1"}:
-# the job accepts a debugger; a PID whose start differs is another process now.
+# {"signal": "SIGUSR1"}: the job accepts a debugger on that signal (its identity is in
+# PROCESS_FILE).
 ATTACH_FILE = "attach.json"
-# {"pid": int, "start": int, "pgid": int}: the process writing this run (a job, a rank, a
-# torchrun parent), written first; tells a live run from a reused PID and which process
-# group to end when the run is cancelled, by any server.
+# {"pid": int, "start": int (ticks since boot, /proc/PID/stat field 22), "command": [str],
+# "pgid": int}: the process writing this run (a job, a rank, a torchrun parent), written
+# first; tells a live run from a reused PID (rundir/process.py) and which process group to
+# end when the run is cancelled, by any server.
 PROCESS_FILE = "process.json"
 LOG_FILE = "job.log"  # the job's own log (not the script's output)
 STDOUT_FILE = "output.log"  # the script's stdout and stderr, as the terminal saw them
@@ -38,6 +39,11 @@ LIGHTNING_DIR = "lightning"  # Lightning's default_root_dir (logs, checkpoints)
 JOURNAL_FILE = "journal.log"
 JOURNAL_DONE = "journal.done.log"
 BACKUPS_DIR = "journal-backups"  # the user's originals while the job runs
+# Originals of files the person saved over while the job ran: their version stays.
+ORIGINALS_DIR = "originals"
+# The working folder's files at the job's start (size, mtime, inode), to name at the end
+# the changes no journal saw.
+MANIFEST_FILE = "manifest.json"
 RUNS_LOCK = ".journal.lock"  # in the runs root: one job at a time restores or claims a path
 LOGGERS_DIR = "loggers"  # W&B offline and MLflow file stores of plain scripts
 HF_DIR = "hf"  # transformers/accelerate outputs: output_dir, saved models, states

@@ -1,7 +1,7 @@
 """The ``result.json`` contract (schema 1), shared by the job, the server and the extension.
 
 Plain dataclasses with no torch import, so the language server can read results too.
-Field names and meanings follow the design document; change them only on purpose.
+A contract (docs/architecture.md): add fields, change their names or meanings only on purpose.
 """
 
 from __future__ import annotations
@@ -106,8 +106,50 @@ class Output:
     requested: str  # the absolute path the script wrote, removed or created
     written: str | None  # its version in the run directory; None when the job deleted it
     # created | changed | deleted: the user's file is back as it was (the file journal);
+    # appended: back at its original length, ``written`` holds the bytes the job appended;
     # redirected: written to ``written`` in the first place (Lightning's directories);
     change: str = "redirected"
+
+
+@dataclass
+class YourEdit:
+    """A file the person saved (or made again) while the job ran, after the job's change."""
+
+    path: str  # left as the person saved it
+    original: str | None  # the version from before the job, in the run directory; None: gone
+
+
+@dataclass
+class UnseenChange:
+    """A change no journal saw (a program that is not Python, a library not in the
+    registry, an edit of the person's): named, since it could not be put back."""
+
+    path: str
+    change: str  # changed | created | deleted
+    why: str
+
+
+@dataclass
+class FileSafety:
+    """How the job kept the user's files, and what it could not keep."""
+
+    # journal: originals put aside before each change and put back at the end (the one
+    # method for now; ``why`` says why not a copy-on-write view of the folder).
+    method: str = "journal"
+    why: str = ""
+    # The manifest of the working folder taken at start, to find changes no journal saw.
+    checked_files: int = 0
+    check_bound: int = 0  # files beyond it are not checked (``complete`` false)
+    complete: bool = True
+    your_edits: list[YourEdit] = field(default_factory=list)
+    not_restored: list[UnseenChange] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FileSafety:
+        values = dict(data)
+        values["your_edits"] = [YourEdit(**d) for d in values.get("your_edits") or []]
+        values["not_restored"] = [UnseenChange(**d) for d in values.get("not_restored") or []]
+        return cls(**values)
 
 
 @dataclass
@@ -134,6 +176,7 @@ class JobResult:
     # --keep-outputs (setting quickdev.keepOutputs): the job's files stay where it wrote
     # them and the user's tree is not restored.
     keep_outputs: bool = False
+    file_safety: FileSafety | None = None  # None with --keep-outputs
     peak_rss_mb: float = 0.0
     # A debug run: seconds the debugger held the script stopped, left out of duration_s.
     paused_s: float = 0.0
@@ -162,6 +205,8 @@ class JobResult:
         if values.get("profile"):
             values["profile"] = ProfileSummary(**values["profile"])
         values["outputs"] = [Output(**d) for d in values.get("outputs") or []]
+        if values.get("file_safety"):
+            values["file_safety"] = FileSafety.from_dict(values["file_safety"])
         return cls(**values)
 
     def write(self, run_dir: Path) -> Path:

@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from cattrs import Converter
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
 from pygls.uris import to_fs_path
 
 from quickdev import __version__
 from quickdev.server.types import State
+
+
+class PlainJson(list[Any]):
+    """An answer the server built as JSON itself (code lenses): sent as it is. pygls would
+    otherwise walk every object of it through cattrs before encoding it, which for the
+    hundreds of lenses of a large file costs more than finding them."""
+
+
+def _converter() -> Converter:
+    converter: Converter = default_converter()  # type: ignore[no-untyped-call]
+    converter.register_unstructure_hook(PlainJson, lambda value: value)
+    return converter
 
 
 class QuickdevServer(LanguageServer):
@@ -18,6 +33,7 @@ class QuickdevServer(LanguageServer):
             "quickdev",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            converter_factory=_converter,
         )
         self.state = State()
 

@@ -1,9 +1,10 @@
 """``quickdev.attachJob`` and ``quickdev.attachPid``: a debugger for a process already running.
 
-A quick-dev job is asked in-process (runner/attach.py signals it; no torch is imported
-here). Any other Python process goes through ``<job interpreter> -m quickdev attach --pid``,
-since debugpy's PID injection must run with an interpreter that has debugpy, and the
-server's own may not be the one the user's process runs.
+A quick-dev job is asked in-process (``quickdev.attach`` signals it, once its
+``process.json`` proves the PID is the job's; no torch is imported here). Any other Python
+process goes through ``<job interpreter> -m quickdev attach --pid``, since debugpy's PID
+injection must run with an interpreter that has debugpy, and the server's own may not be
+the one the user's process runs.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from quickdev.processes import NEUTRAL_CWD
 from quickdev.rundir.validate import InvalidData, structure
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
-from quickdev.server.jobs import helper_environment
+from quickdev.server.job_environment import helper_environment
 from quickdev.server.runs import runs_of
 
 # debugpy's own injection waits up to DEFAULT_TIMEOUT_S; the process gets a little more.

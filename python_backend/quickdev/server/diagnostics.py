@@ -14,7 +14,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from quickdev.server.jobs import Run
+from quickdev.server.run_state import Run
 
 SOURCE = "quickdev"
 

@@ -2,7 +2,8 @@
 
 Lenses come from the document's cached, incrementally updated analysis, so a request right
 after an edit re-parses only the statements the edit touched. They are answered as plain
-JSON objects: converting hundreds of ``CodeLens`` objects costs more than the analysis.
+JSON objects, sent as they are (``PlainJson``): converting hundreds of ``CodeLens``
+objects, or even walking the plain ones, costs more than the analysis.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pygls.uris import to_fs_path, uri_scheme
 from quickdev.analysis import Analysis, Step
 from quickdev.analysis.model import TRAINING_STEP_KINDS
 from quickdev.analysis.source import decode_source
-from quickdev.server.app import QuickdevServer
+from quickdev.server.app import PlainJson, QuickdevServer
 from quickdev.server.documents import MAX_DOCUMENT_CHARS, analyze_bounded
 from quickdev.server.log import log
 
@@ -63,14 +64,14 @@ def setup(server: QuickdevServer) -> None:
     server.state.documents.on_settled = refresh
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    async def code_lens(ls: QuickdevServer, params: types.CodeLensParams) -> list[Lens]:
+    async def code_lens(ls: QuickdevServer, params: types.CodeLensParams) -> PlainJson:
         uri = params.text_document.uri
         try:
-            return await lenses_for(ls, uri)
+            return PlainJson(await lenses_for(ls, uri))
         except Exception:
             # A lens request must never take the server down; no lenses is a safe answer.
             log.exception("code lenses failed for %s", uri)
-            return []
+            return PlainJson()
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: QuickdevServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -7,11 +7,13 @@ from quickdev.server import (
     attach_view,
     lenses,
     log,
+    run_commands,
     run_files,
     runs,
     scan,
     settings,
     sources,
+    start_job,
     tensorboard_view,
     warm,
 )
@@ -20,17 +22,13 @@ from quickdev.server.app import QuickdevServer
 
 def build_server() -> QuickdevServer:
     server = QuickdevServer()
-    for feature in (
-        settings,
-        lenses,
-        scan,
-        runs,
-        warm,
-        run_files,
-        tensorboard_view,
-        attach_view,
-        sources,
-    ):
+    for feature in (settings, lenses, scan):
+        feature.setup(server)
+    # Jobs start through the warm start: forked from a warm process when one is ready and
+    # safe, else cold (server/warm.py).
+    pool = warm.setup(server)
+    runs.setup(server, launch=pool.launch)
+    for feature in (start_job, run_commands, run_files, tensorboard_view, attach_view, sources):
         feature.setup(server)
     return server
 

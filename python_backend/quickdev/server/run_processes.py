@@ -4,7 +4,8 @@ Every process that writes a run directory records itself there (``process.json``
 job, or a torchrun parent and each of its ranks, which torchrun starts in sessions of
 their own. Cancelling signals each recorded process group, not only the process this
 server spawned, so a rank whose parent died, or a child that ignores SIGTERM, is ended
-too; a record whose process is another one now (a reused PID) is left alone.
+too. A record whose process is not proven to be the run's (another process has its PID
+now, or the record holds no start time or command line to tell) is left alone.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import signal
 import time
 from pathlib import Path
 
-from quickdev.processes import same_process
+from quickdev.processes import pid_alive
 from quickdev.rundir.process import ProcessRecord, read_process_records
 
 # After SIGTERM: time for the job to record its end (a torchrun parent: to merge its
@@ -34,7 +35,9 @@ async def end_run(run_dir: Path, spawned: ProcessRecord | None = None) -> bool:
         return False
     _signal(records, signal.SIGTERM)
     deadline = time.monotonic() + KILL_GRACE_S
-    while time.monotonic() < deadline and any(same_process(r.pid, r.start) for r in records):
+    while time.monotonic() < deadline and any(
+        pid_alive(r.pid) and r.doubt() is None for r in records
+    ):
         await asyncio.sleep(POLL_S)
     # Checked again: a group that emptied meanwhile may have a new process under its number.
     _signal([r for r in records if r.alive()], signal.SIGKILL)
@@ -47,8 +50,9 @@ def kill_run(run_dir: Path, spawned: ProcessRecord | None = None) -> None:
 
 
 def _live(run_dir: Path, spawned: ProcessRecord | None) -> list[ProcessRecord]:
+    """The run's records proven live now, marked seen: what they led is the run's."""
     records = [*([spawned] if spawned else []), *read_process_records(run_dir)]
-    return [r for r in dict.fromkeys(records) if r.alive()]
+    return [r.seen() for r in dict.fromkeys(records) if r.alive()]
 
 
 def _signal(records: list[ProcessRecord], sig: signal.Signals) -> None:

@@ -17,7 +17,7 @@ from quickdev.rundir.layout import RESULT_FILE, STDOUT_FILE
 from quickdev.rundir.process import run_alive
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import read_result_checked
-from quickdev.server.jobs import FINISHED, Run
+from quickdev.server.run_state import FINISHED, Run
 from quickdev.server.types import Failure
 
 Summary = dict[str, Any]

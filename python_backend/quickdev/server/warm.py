@@ -24,11 +24,13 @@ from pygls.uris import to_fs_path
 
 from quickdev.analysis.imports import Import, script_imports
 from quickdev.server.app import QuickdevServer
-from quickdev.server.jobs import JobProcess, JobRequest, job_environment, launch_cold
+from quickdev.server.job_environment import job_environment
+from quickdev.server.job_request import JobRequest
+from quickdev.server.jobs import launch_cold
 from quickdev.server.log import log
-from quickdev.server.runs import runs_of
+from quickdev.server.run_state import JobProcess
 from quickdev.server.types import Key
-from quickdev.server.warm_process import WarmError, WarmProcess, stdio_for
+from quickdev.server.warm_process import WarmError, WarmProcess, WarmState, stdio_for
 from quickdev.warm.safety import fork_supported
 
 IDLE_S = 600.0
@@ -79,7 +81,7 @@ class WarmPool:
         process = self.processes.get(request.interpreter)
         if process is None:
             return None, "no warm process yet (one is prepared when this job ends)"
-        if not process.ready.is_set():
+        if process.state is WarmState.IMPORTING:
             return None, "the warm process is still importing"
         spoiled = self._spoiled(request.interpreter, process, env)
         if spoiled is not None:
@@ -91,15 +93,15 @@ class WarmPool:
         """Why ``process`` may not serve a job with ``env`` (it is then dropped), or None.
         A library whose import made it unsafe is remembered and never preloaded again."""
         reason = None
-        if process.closed:
+        report = process.report
+        if process.state is WarmState.ENDED:
             reason = "the warm process ended"
         elif process.key != self._key(env):
             reason = "the job environment or the settings changed"
-        elif process.report.get("unsafe"):
-            culprit = process.report.get("culprit")
-            if culprit:
-                self.culprits.setdefault(interpreter, set()).add(str(culprit))
-            reason = f"forking would not be safe: {process.report['unsafe']}"
+        elif process.state is WarmState.UNSAFE and report is not None:
+            if report.culprit:
+                self.culprits.setdefault(interpreter, set()).add(report.culprit)
+            reason = f"forking would not be safe: {report.unsafe}"
         elif (stale := process.stale()) is not None:
             reason = f"packages changed ({stale})"
         if reason is not None:
@@ -123,7 +125,7 @@ class WarmPool:
         process = self.processes.get(interpreter)
         if (
             process is not None
-            and process.ready.is_set()
+            and process.state is not WarmState.IMPORTING
             and self._spoiled(interpreter, process, env) is not None
         ):
             process = None
@@ -136,7 +138,7 @@ class WarmPool:
                 return
             self.processes[interpreter] = process
             log.info("warm process %s started for %s", process.process.pid, interpreter)
-        elif process.jobs or not process.ready.is_set():
+        elif process.jobs or process.state is WarmState.IMPORTING:
             return  # it forks or imports now; more imports wait for the next chance
         self.last_used[interpreter] = time.monotonic()
         roots = [str(script.parent), *map(str, self.ls.workspace_folders())]
@@ -193,10 +195,10 @@ class WarmPool:
 WARM = Key("warm", WarmPool)
 
 
-def setup(server: QuickdevServer) -> None:
+def setup(server: QuickdevServer) -> WarmPool:
+    """Returns the pool, whose ``launch`` the job manager starts jobs with."""
     pool = WarmPool(server)
     server.state.put(WARM, pool)
-    runs_of(server).jobs.launch = pool.launch
     atexit.register(pool.close)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -208,3 +210,5 @@ def setup(server: QuickdevServer) -> None:
         if any(name.partition(".")[0] in HEAVY for name, _ in script_imports(script)):
             interpreter = ls.state.settings.python or sys.executable
             pool.prepare(interpreter, script, job_environment({}))
+
+    return pool

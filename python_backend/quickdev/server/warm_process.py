@@ -1,20 +1,22 @@
 """The server's end of one warm process (``python -m quickdev.warm``): start it, ask it to
 preload, fork jobs from it, and learn each job's exit from it (it is their parent).
 
-A reader thread takes the process's messages; the event loop only waits briefly for the
-answer to a fork (the time to copy page tables).
+A reader thread takes the process's messages (typed in ``quickdev.warm.protocol``); the
+event loop only waits briefly for the answer to a fork (the time to copy page tables).
+Its lifecycle is one ``WarmState``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
 import signal
 import subprocess
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from quickdev.server.log import log
 from quickdev.warm import protocol
@@ -25,6 +27,13 @@ BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
 
 class WarmError(Exception):
     """This warm process cannot start the job; the job starts cold. One line: why."""
+
+
+class WarmState(enum.Enum):
+    IMPORTING = "importing"  # started, or preloading: no job forks from it meanwhile
+    READY = "ready"  # its imports are done and forking is safe
+    UNSAFE = "unsafe"  # an import made forking unsafe (a thread, CUDA, a debugger)
+    ENDED = "ended"  # closed by the server, or gone
 
 
 class WarmJob:
@@ -54,12 +63,12 @@ class WarmProcess:
         self.interpreter = interpreter
         self.env = env
         self.key = key  # what it was made for; another key needs another process
-        self.ready = threading.Event()
-        self.report: dict[str, Any] = {}
+        self.state = WarmState.IMPORTING  # changed under _answered
+        self.report: protocol.Ready | None = None  # of the last preload
+        # Path: its modification time when the warm process first imported from it.
         self.watched: dict[str, int | None] = {}
         self.jobs: dict[int, WarmJob] = {}
-        self.closed = False
-        self._answers: dict[int, dict[str, Any]] = {}
+        self._answers: dict[int, protocol.Forked | protocol.Refused] = {}
         self._answered = threading.Condition()
         self._next_id = 0
         self._sock, theirs = protocol.pair()
@@ -80,14 +89,14 @@ class WarmProcess:
         threading.Thread(target=self._read, name="warm-reader", daemon=True).start()
 
     def preload(self, modules: Sequence[tuple[str, Sequence[str]]], user_roots: list[str]) -> None:
-        self.ready.clear()
-        wanted = [[name, list(attributes)] for name, attributes in modules]
-        self._send({"op": "preload", "modules": wanted, "user_roots": user_roots})
+        self._enter(WarmState.IMPORTING)
+        wanted = [(name, list(attributes)) for name, attributes in modules]
+        self._send(protocol.Preload(wanted, user_roots))
 
     def stale(self) -> str | None:
         """Why the preloaded modules may no longer be what is installed, or None."""
         for path, stamp in self.watched.items():
-            if _stamp(path) != stamp:
+            if protocol.stamp(path) != stamp:
                 return f"{path} changed"
         return None
 
@@ -97,36 +106,42 @@ class WarmProcess:
         with self._answered:
             self._next_id += 1
             request_id = self._next_id
-        self._send(
-            {"op": "fork", "id": request_id, "argv": argv, "cwd": str(cwd), "env": env}, stdio
-        )
+        self._send(protocol.Fork(request_id, argv, str(cwd), env), stdio)
         with self._answered:
             if not self._answered.wait_for(
-                lambda: request_id in self._answers or self.closed, FORK_ANSWER_S
+                lambda: request_id in self._answers or self.state is WarmState.ENDED,
+                FORK_ANSWER_S,
             ):
                 self.close()  # a late fork would be a job nobody follows
                 raise WarmError(f"the warm process did not fork in {FORK_ANSWER_S:.0f} s")
             answer = self._answers.pop(request_id, None)
         if answer is None:
             raise WarmError("the warm process ended")
-        if answer["op"] == "refused":
-            raise WarmError(str(answer["reason"]))
-        return self.jobs[int(answer["pid"])]
+        if isinstance(answer, protocol.Refused):
+            raise WarmError(answer.reason)
+        return self.jobs[answer.pid]
 
     def close(self) -> None:
         """End the warm process (its running jobs go on; their exits are then unknown to it,
         so they are ended too rather than left unreported)."""
-        self.closed = True
+        self._enter(WarmState.ENDED)
         with contextlib.suppress(OSError):
             self._sock.shutdown(2)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
 
-    def _send(self, message: dict[str, Any], fds: Sequence[int] = ()) -> None:
+    def _enter(self, state: WarmState) -> None:
+        """Move to ``state``; an ended process stays ended."""
+        with self._answered:
+            if self.state is not WarmState.ENDED:
+                self.state = state
+            self._answered.notify_all()
+
+    def _send(self, message: protocol.ToWarm, fds: Sequence[int] = ()) -> None:
         try:
             protocol.send(self._sock, message, fds)
         except OSError as exc:
-            self.closed = True
+            self._enter(WarmState.ENDED)
             raise WarmError(f"the warm process is gone ({exc.strerror or exc})") from None
 
     def _read(self) -> None:
@@ -135,39 +150,38 @@ class WarmProcess:
                 self._handle(received[0])
         except (OSError, ValueError) as exc:
             log.debug("warm process %s: %s", self.process.pid, exc)
-        with self._answered:
-            self.closed = True
-            self._answered.notify_all()
-        self.ready.set()
+        self._enter(WarmState.ENDED)
         for job in list(self.jobs.values()):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(job.pid, signal.SIGKILL)
             job.ended(-signal.SIGKILL)
         self.process.wait()
 
-    def _handle(self, message: dict[str, Any]) -> None:
-        op = message.get("op")
-        if op == "ready":
+    def _handle(self, message: protocol.Message) -> None:
+        if isinstance(message, protocol.Ready):
             self.report = message
-            self.watched = {path: _stamp(path) for path in message.get("watch", [])}
+            # The earliest stamp of a path stays: a later preload imports nothing new from
+            # it, and a change made since the first import must still show.
+            for path, stamp in message.watch.items():
+                self.watched.setdefault(path, stamp)
             log.info(
                 "warm process %s ready: %d modules imported, resident %.0f MB%s",
                 self.process.pid,
-                len(message.get("loaded", [])),
-                message.get("rss_mb") or 0.0,
-                f"; cannot fork: {message['unsafe']}" if message.get("unsafe") else "",
+                len(message.loaded),
+                message.rss_mb or 0.0,
+                f"; cannot fork: {message.unsafe}" if message.unsafe else "",
             )
-            self.ready.set()
-        elif op in ("forked", "refused"):
-            if op == "forked":
-                self.jobs[int(message["pid"])] = WarmJob(int(message["pid"]))
+            self._enter(WarmState.UNSAFE if message.unsafe else WarmState.READY)
+        elif isinstance(message, protocol.Forked | protocol.Refused):
+            if isinstance(message, protocol.Forked):
+                self.jobs[message.pid] = WarmJob(message.pid)
             with self._answered:
-                self._answers[int(message["id"])] = message
+                self._answers[message.id] = message
                 self._answered.notify_all()
-        elif op == "exit":
-            job = self.jobs.pop(int(message["pid"]), None)
+        elif isinstance(message, protocol.Exited):
+            job = self.jobs.pop(message.pid, None)
             if job is not None:
-                job.ended(int(message["returncode"]))
+                job.ended(message.returncode)
 
 
 def stdio_for(output: IO[bytes]) -> tuple[list[int], int]:
@@ -175,10 +189,3 @@ def stdio_for(output: IO[bytes]) -> tuple[list[int], int]:
     the caller closes the returned null device descriptor once sent."""
     null = os.open(os.devnull, os.O_RDONLY)
     return [null, output.fileno(), output.fileno()], null
-
-
-def _stamp(path: str) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None

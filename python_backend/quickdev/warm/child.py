@@ -16,13 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 import quickdev
+from quickdev.options import WarmStart
+from quickdev.warm.protocol import Fork
 
 Handler = Callable[[int, Any], Any] | int | None
-
-# In a forked job: the warm process's pid (the job's log says how it started), and the
-# modules it imported for the job (the limits rebind names they took: limits/rebind.py).
-forked_from: int | None = None
-preloaded: tuple[str, ...] = ()
 
 
 def signal_handlers() -> dict[signal.Signals, Handler]:
@@ -35,15 +32,18 @@ def signal_handlers() -> dict[signal.Signals, Handler]:
 
 
 def become_job(
-    request: dict[str, Any],
+    request: Fork,
     fds: list[int],
     startup: dict[signal.Signals, Handler],
     inherited: list[int],
     before: frozenset[str],
-) -> list[str]:
-    global forked_from, preloaded
-    forked_from = os.getppid()
-    preloaded = tuple(name for name in list(sys.modules) if name not in before)
+) -> WarmStart:
+    """Returns what the job is told of its start: the warm process's PID and the modules
+    it imported for the job (``before``: what it had before any preload)."""
+    started = WarmStart(
+        forked_from=os.getppid(),
+        preloaded=tuple(name for name in list(sys.modules) if name not in before),
+    )
     os.setsid()
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)
@@ -55,16 +55,16 @@ def become_job(
     for sig, handler in startup.items():
         with contextlib.suppress(OSError, ValueError, TypeError):
             signal.signal(sig, handler)
-    os.chdir(request["cwd"])
+    os.chdir(request.cwd)
     os.environ.clear()
-    os.environ.update(request["env"])
-    argv = [str(arg) for arg in request["argv"]]
+    os.environ.update(request.env)
+    argv = [str(arg) for arg in request.argv]
     main = str(quickdev.PACKAGE_DIR / "__main__.py")
     sys.argv = [main, *argv]
     sys.orig_argv = [sys.executable, "-m", "quickdev", *argv]
     _reseed()
     _restore_blas_threads()
-    return argv
+    return started
 
 
 def _reseed() -> None:

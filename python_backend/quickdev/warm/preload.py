@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from quickdev.warm import safety
+from quickdev.warm.protocol import stamp
 
 # debugpy must start in the job (after the fork): its tracer and threads belong there.
 NEVER = frozenset({"debugpy", "pydevd", "_pydevd_bundle", "_pydev_bundle", "quickdev"})
@@ -44,6 +45,10 @@ class Preloaded:
     skipped: dict[str, str] = field(default_factory=dict)  # module: why
     unsafe: str | None = None  # why this process may not fork
     culprit: str | None = None  # the module whose import made it unsafe
+    # Paths whose change means an imported module may be stale (each library folder, each
+    # imported package's folder and first file: an install or upgrade touches them), with
+    # their modification time taken before the import: a change while it ran is seen too.
+    stamps: dict[str, int | None] = field(default_factory=dict)
 
 
 def library_roots(user_roots: Sequence[str]) -> list[str]:
@@ -78,6 +83,8 @@ def preload(
     modules; stop at the first import that makes forking unsafe."""
     users = [os.path.realpath(root) for root in user_roots]
     libraries = library_roots(users)
+    for root in library_roots([]):
+        done.stamps.setdefault(root, stamp(root))
     for name, attributes in wanted:
         top = name.partition(".")[0]
         if name in done.loaded or name in done.skipped:
@@ -97,6 +104,10 @@ def preload(
 
 
 def _import(name: str, attributes: Sequence[str], done: Preloaded) -> str | None:
+    origin = location(name.partition(".")[0])
+    if origin is not None:
+        for path in (origin, os.path.dirname(origin)):
+            done.stamps.setdefault(path, stamp(path))
     try:
         module = importlib.import_module(name)
         for attribute in attributes:  # `from x import Y` may load Y lazily (transformers)

@@ -12,15 +12,16 @@ import select
 import signal
 import socket
 import sys
-from typing import Any
 
 from quickdev.collector import freeze_imports
+from quickdev.options import WarmStart
 from quickdev.warm import child, protocol, safety
-from quickdev.warm.preload import Preloaded, library_roots, preload
+from quickdev.warm.preload import Preloaded, preload
 
 
-def serve(fd: int) -> list[str] | None:
-    """Serve the server until it hangs up (None), or, in a forked job, return its argv."""
+def serve(fd: int) -> WarmStart | None:
+    """Serve the server until it hangs up (None), or, in a forked job, return how it began
+    (its argv is set in ``sys.argv``)."""
     startup = child.signal_handlers()  # as the interpreter set them, for the jobs
     before = frozenset(sys.modules)  # what the jobs get beyond this was preloaded for them
     sock = socket.socket(fileno=fd)
@@ -37,16 +38,16 @@ def serve(fd: int) -> list[str] | None:
         if received is None:
             return None
         message, fds = received
-        if message.get("op") == "preload":
-            preload(_wanted(message), message.get("user_roots", []), done)
+        if isinstance(message, protocol.Preload):
+            preload(message.modules, message.user_roots, done)
             # The jobs' pages also stay shared with this process: a collection writes to
             # each object it walks.
             freeze_imports()
             protocol.send(sock, _ready(done))
-        elif message.get("op") == "fork":
+        elif isinstance(message, protocol.Fork):
             reason = done.unsafe or safety.problem()
             if reason is not None:
-                protocol.send(sock, {"op": "refused", "id": message["id"], "reason": reason})
+                protocol.send(sock, protocol.Refused(message.id, reason))
                 _close(fds)
                 continue
             sys.stdout.flush()
@@ -56,25 +57,20 @@ def serve(fd: int) -> list[str] | None:
                 return child.become_job(message, fds, startup, [sock.fileno(), *jobs], before)
             _close(fds)
             jobs[os.pidfd_open(pid)] = pid
-            protocol.send(sock, {"op": "forked", "id": message["id"], "pid": pid})
+            protocol.send(sock, protocol.Forked(message.id, pid))
         else:
-            _close(fds)
+            _close(fds)  # a message for the server: not ours to answer
 
 
-def _wanted(message: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    return [(str(name), [str(a) for a in attributes]) for name, attributes in message["modules"]]
-
-
-def _ready(done: Preloaded) -> dict[str, Any]:
-    return {
-        "op": "ready",
-        "loaded": done.loaded,
-        "skipped": done.skipped,
-        "unsafe": done.unsafe,
-        "culprit": done.culprit,
-        "rss_mb": _rss_mb(),
-        "watch": _watched(done.loaded),
-    }
+def _ready(done: Preloaded) -> protocol.Ready:
+    return protocol.Ready(
+        loaded=done.loaded,
+        skipped=done.skipped,
+        unsafe=done.unsafe,
+        culprit=done.culprit,
+        rss_mb=_rss_mb(),
+        watch=dict(done.stamps),
+    )
 
 
 def _report_exit(sock: socket.socket, pid: int, pidfd: int) -> None:
@@ -85,19 +81,7 @@ def _report_exit(sock: socket.socket, pid: int, pidfd: int) -> None:
     except ChildProcessError:
         code = -signal.SIGKILL
     with contextlib.suppress(OSError):
-        protocol.send(sock, {"op": "exit", "pid": pid, "returncode": code})
-
-
-def _watched(loaded: list[str]) -> list[str]:
-    """Paths whose change means a preloaded module may be stale: each library folder, and
-    each preloaded package's folder and first file (an install or upgrade touches them)."""
-    paths = list(library_roots([]))
-    for name in loaded:
-        module = sys.modules.get(name.partition(".")[0])
-        origin = getattr(module, "__file__", None)
-        if origin:
-            paths += [origin, os.path.dirname(origin)]
-    return list(dict.fromkeys(paths))
+        protocol.send(sock, protocol.Exited(pid, code))
 
 
 def _rss_mb() -> float | None:

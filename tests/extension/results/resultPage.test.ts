@@ -20,6 +20,7 @@ test("the result page shows what a person looks for, not JSON", () => {
     "<th>batches made by hand</th><td>3</td>",
     "<td>/w/small_cnn.pt</td><td>changed: put back</td><td>/w/.quickdev/runs/r/outputs/small_cnn.pt</td>",
     "<td>/w/old.ckpt</td><td>deleted: put back</td><td>—</td>",
+    "<td>/w/logs/big.log</td><td>appended to: cut back to its length</td><td>/w/.quickdev/runs/r/outputs/logs/big.log</td>",
     "<td>Tensor.to</td><td>45</td>",
     "512 MB",
   ]) {

@@ -12,7 +12,27 @@ from typing import Any
 from quickdev.options import RunOptions
 from quickdev.rundir.ids import iso_utc
 from quickdev.rundir.layout import RESULT_FILE, TRACE_GLOB, rank_dir_name
-from quickdev.rundir.result import ErrorInfo, JobResult, Output, ProfileSummary, read_result
+from quickdev.rundir.result import (
+    ErrorInfo,
+    FileSafety,
+    JobResult,
+    Output,
+    ProfileSummary,
+    read_result,
+)
+
+
+def merge_file_safety(found: list[FileSafety | None]) -> FileSafety | None:
+    """Every rank's kept edits and unrestored changes, once each."""
+    present = [f for f in found if f is not None]
+    if not present:
+        return None
+    merged = dataclasses.replace(present[0], your_edits=[], not_restored=[])
+    for safety in present:
+        merged.your_edits += [e for e in safety.your_edits if e not in merged.your_edits]
+        merged.not_restored += [c for c in safety.not_restored if c not in merged.not_restored]
+        merged.complete = merged.complete and safety.complete
+    return merged
 
 
 def merge_results(
@@ -41,6 +61,7 @@ def merge_results(
     merged.duration_s = round(time.time() - started, 3)
     merged.peak_rss_mb = max((res.peak_rss_mb for _, res, _ in present), default=0.0)
     merged.outputs = [Output(**dataclasses.asdict(r)) for _, res, _ in present for r in res.outputs]
+    merged.file_safety = merge_file_safety([res.file_safety for _, res, _ in present])
     if traces:
         profile = merged.profile or ProfileSummary()
         merged.profile = dataclasses.replace(profile, trace_files=traces)

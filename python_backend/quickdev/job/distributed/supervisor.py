@@ -112,7 +112,7 @@ def run_distributed(options: RunOptions) -> int:
 
 
 def _summary(merged: dict[str, Any]) -> str:
-    """The runner's summary of the merged result, and a line per rank."""
+    """The terminal summary of the merged result, and a line per rank."""
     from quickdev.job.report import summarize
 
     ranks = ", ".join(f"rank {r['rank']} {r['status']}" for r in merged["ranks"])

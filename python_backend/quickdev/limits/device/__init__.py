@@ -21,7 +21,6 @@ def install(patcher: Patcher, requested: str, actual: str) -> DeviceEngine:
     """Install every device idiom for a job on ``actual``; returns the engine that counts."""
     cuda_count = torch.cuda.device_count() if actual != "cpu" else 0
     engine = DeviceEngine(requested, actual, cuda_count)
-    # torch.load first: saves.install (see install_limits) wraps this one.
     methods.install(patcher, engine)
     if engine.cpu:
         cuda_shim.install(patcher, engine)

@@ -21,9 +21,11 @@ as a reflink where the file system can clone (``backup``).
 
 Modules: ``scope`` (which paths count), ``records`` (the log), ``backup`` (putting
 originals aside), ``journal`` (first touch of each path), ``claims`` (two jobs, one
-folder), ``hook`` (the audit hook), ``native`` (writers without audit events),
-``restore`` (putting it back), ``recover`` (after a kill), ``loggers`` (logger
-stores pointed into the run directory), ``children`` (Python child processes).
+folder), ``hook`` (the audit hook), ``registry`` and ``native`` (libraries that write
+from native code), ``edits`` (the person's own edits win), ``manifest`` (the safety
+net: changes no journal saw are named), ``restore`` (putting it back), ``recover``
+(after a kill), ``loggers`` (logger stores pointed into the run directory),
+``children`` (Python child processes), ``safety`` (what result.json says of it all).
 """
 
 from __future__ import annotations
@@ -34,14 +36,14 @@ import threading
 import time
 from pathlib import Path
 
-from quickdev.limits.journal import children, hook, native
+from quickdev.limits.journal import children, edits, hook, manifest, native, safety
 from quickdev.limits.journal.claims import Claims
 from quickdev.limits.journal.journal import Journal
 from quickdev.limits.journal.records import JournalLog, read_records
 from quickdev.limits.journal.restore import Restored, restore
 from quickdev.limits.journal.scope import Scope
 from quickdev.limits.patching import Patcher
-from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE
+from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE, MANIFEST_FILE
 from quickdev.threads import is_own_thread
 
 LATE_THREAD_GRACE_S = 5.0
@@ -61,6 +63,13 @@ class JournalSession:
         self.journal = Journal(run_dir, self.log, Scope(cwd, run_dir.parent), self.claims)
         self.restored: Restored | None = None
         self.threads_before = {t.ident for t in threading.enumerate()}
+        self.started = time.time()
+        self.manifest = manifest.take(cwd, run_dir.parent)
+        self.manifest.write(run_dir / MANIFEST_FILE)
+        self.watcher = edits.start(self.log)
+        if self.watcher is not None:
+            self.journal.original_kept = self.watcher.original_kept
+            self.journal.folder_listed = self.watcher.folder_listed
 
     def finish(self) -> Restored:
         """Put the tree back; once (a kill during the restore must not start a second)."""
@@ -71,9 +80,12 @@ class JournalSession:
         self.restored = Restored()
         late = self._wait_for_threads()
         self.journal.close({t.ident for t in late if t.ident is not None})
+        if self.watcher is not None:
+            self.watcher.stop()
         with self.claims.locked():
             records = read_records(self.run_dir / JOURNAL_FILE)
             done = restore(self.run_dir, records, self.claims, at_job_end=True)
+        safety.check(done, self.manifest, records, self.run_dir, self.started)
         self.restored = done
         if not done.problems:
             self.log.finish(self.run_dir / JOURNAL_DONE)

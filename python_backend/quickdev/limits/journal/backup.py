@@ -5,9 +5,14 @@
   the job writes a new one. No bytes are copied, whatever the size.
 - ``link``: the job removes or renames the path but leaves the inode's bytes alone:
   a hard link keeps the original reachable. No bytes are copied.
-- ``copy``: the job opens the file to change it in place (``"a"``, ``"r+"``,
-  ``os.truncate``), or the cheaper ways are refused (another file system, a
-  read-only directory). A reflink (copy-on-write clone) is tried first; only on a
+- ``append``: the job opens the file with ``O_APPEND`` (``"a"``, a logger's file):
+  every write lands past the original end, so the original is the first ``length``
+  bytes of the same inode. Nothing is copied; the restore cuts the file back
+  (``cut_back``) and keeps the appended bytes. Should the job later change the file
+  otherwise, those first bytes are copied aside then (``copy_prefix``).
+- ``copy``: the job opens the file to change it in place (``"r+"``, ``os.truncate``,
+  a native library's update), or the cheaper ways are refused (another file system,
+  a read-only directory). A reflink (copy-on-write clone) is tried first; only on a
   file system without clones are the bytes copied.
 """
 
@@ -53,6 +58,51 @@ def copy_aside(path: str, backup: Path) -> str:
         if partial.exists():
             partial.unlink()
     return how
+
+
+def identity(st: os.stat_result) -> dict[str, int]:
+    """What an ``append`` record needs to find and cut back the original."""
+    return {
+        "length": st.st_size,
+        "dev": st.st_dev,
+        "ino": st.st_ino,
+        "mtime_ns": st.st_mtime_ns,
+        "atime_ns": st.st_atime_ns,
+    }
+
+
+def copy_prefix(path: str, backup: Path, original: dict[str, int]) -> None:
+    """The original of an appended file: its first ``length`` bytes, with its times."""
+    partial = backup.with_name(backup.name + ".partial")
+    try:
+        with open(path, "rb") as src, open(partial, "wb") as dst:
+            left = original["length"]
+            while left > 0:
+                chunk = src.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                dst.write(chunk)
+                left -= len(chunk)
+        shutil.copymode(path, partial)
+        os.utime(partial, ns=(original["atime_ns"], original["mtime_ns"]))
+        os.rename(partial, backup)
+    finally:
+        if partial.exists():
+            partial.unlink()
+
+
+def cut_back(path: str, original: dict[str, int]) -> None:
+    """An appended file as it was: its first ``length`` bytes and its times."""
+    os.truncate(path, original["length"])
+    os.utime(path, ns=(original["atime_ns"], original["mtime_ns"]))
+
+
+def same_inode(path: str, original: dict[str, int]) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (original["dev"], original["ino"])
 
 
 def _reflink(source: str, target: Path) -> bool:

@@ -13,7 +13,7 @@ import contextlib
 from pathlib import Path
 
 from quickdev.limits.journal.records import read_records, writer_alive
-from quickdev.rundir.layout import JOURNAL_FILE, RUNS_LOCK
+from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE, RUNS_LOCK
 from quickdev.rundir.locks import locked
 
 
@@ -59,6 +59,22 @@ class Claims:
                 for r in read_records(log)
             )
         ]
+
+    def others_wrote(self, since: float) -> dict[str, float]:
+        """When other jobs of this runs root (running or done) last announced a write of
+        each path, from the logs written since ``since``: their writes are not edits of
+        the person's."""
+        last: dict[str, float] = {}
+        for name in (JOURNAL_FILE, JOURNAL_DONE):
+            for log in self.runs_root.glob(f"*/{name}"):
+                with contextlib.suppress(OSError):
+                    if log.parent == self.run_dir or log.stat().st_mtime < since:
+                        continue
+                    for record in read_records(log):
+                        path, t = record.get("path"), record.get("t", 0.0)
+                        if record["kind"] == "wrote" and isinstance(path, str):
+                            last[path] = max(last.get(path, 0.0), t)
+        return last
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
         return locked(self.runs_root / RUNS_LOCK)

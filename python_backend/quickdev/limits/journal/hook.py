@@ -21,6 +21,7 @@ import threading
 from typing import Any
 
 from quickdev.limits.journal.journal import Journal
+from quickdev.limits.journal.registry import WRITERS, Action, NativeWriter, targets
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -54,16 +55,30 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         _busy.on = False
 
 
-def announce_write(value: Any) -> None:
-    """A native writer is about to replace the file at ``value`` (see ``native``)."""
-    name = path_of(value)
-    if name is None or _active is None or getattr(_busy, "on", False):
+def announce(found: list[tuple[str, Action]]) -> None:
+    """A native writer (``registry``) is about to change these paths."""
+    if not found or _active is None or getattr(_busy, "on", False):
         return
     _busy.on = True
     try:
-        _active.before_write(name, truncate=True)
+        for path, action in found:
+            _before_native(_active, path, action)
     finally:
         _busy.on = False
+
+
+def _before_native(journal: Journal, path: str, action: Action) -> None:
+    if action == "create" and os.path.lexists(path):
+        return  # the library refuses an existing file by itself
+    journal.before_native(path, action)
+
+
+def _native_event(writer: NativeWriter) -> Any:
+    def handle(journal: Journal, args: tuple[Any, ...]) -> None:
+        for path, action in targets(writer, args, {}):
+            _before_native(journal, path, action)
+
+    return handle
 
 
 def open_at(original: Any) -> Any:
@@ -96,7 +111,7 @@ def _open(journal: Journal, args: tuple[Any, ...], dir_fd: int | None = None) ->
         return
     if flags & os.O_EXCL and os.path.lexists(name):
         return  # the open fails by itself and changes nothing
-    journal.before_write(name, truncate=bool(flags & os.O_TRUNC))
+    journal.before_write(name, truncate=bool(flags & os.O_TRUNC), append=bool(flags & os.O_APPEND))
 
 
 def _rename(journal: Journal, args: tuple[Any, ...]) -> None:
@@ -152,4 +167,6 @@ _HANDLERS = {
     "os.utime": _one_path("before_update"),
     "os.link": lambda j, a: _one_path("before_create")(j, (a[1], a[3])),
     "os.symlink": lambda j, a: _one_path("before_create")(j, (a[1], a[2])),
+    # Native libraries that raise an event of their own with the path (SQLite).
+    **{w.event: _native_event(w) for w in WRITERS if w.event},
 }

@@ -11,6 +11,8 @@ import os
 import stat
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from quickdev.limits.journal import backup
@@ -42,32 +44,46 @@ class Journal:
         self._lock = threading.RLock()
         self._count = 0
         self._listed: set[str] = set()
+        self._appended: dict[str, Record] = {}  # path -> its ``append`` record
+        # Called with each path whose original is kept, before the change (``edits``).
+        self.original_kept: Callable[[str], None] = lambda path: None
+        self.folder_listed: Callable[[str], None] = lambda folder: None
         self.refused: set[int] | None = None
         self._refusals: set[str] = set()
 
-    # What the job is about to do, one method per kind of change.
-    def before_write(self, path: str, *, truncate: bool) -> None:
-        self._touch(path, "replace" if truncate else "update")
+    # What the job is about to do, one method per kind of change. A change that writes
+    # ``path`` is announced first (``wrote``), so that a write the journal did not announce
+    # is known to be someone else's (``edits``).
+    def before_write(self, path: str, *, truncate: bool, append: bool = False) -> None:
+        action = "replace" if truncate else "append" if append else "update"
+        self._touch(path, action, wrote=True)
 
     def before_update(self, path: str) -> None:
-        self._touch(path, "update")
+        self._touch(path, "update", wrote=True)
 
     def before_remove(self, path: str) -> None:
         self._touch(path, "keep")
 
     def before_rename(self, src: str, dst: str) -> None:
         self._touch(src, "keep", tree=True)
-        self._touch(dst, "keep")
+        self._touch(dst, "keep", wrote=True)
 
     def before_create(self, path: str) -> None:
-        self._touch(path, "keep")
+        self._touch(path, "keep", wrote=True)
+
+    def before_native(self, path: str, action: str) -> None:
+        """A native library (``registry``) is about to ``replace``, ``update``, ``append`` to
+        or ``create`` ``path``; it may open and close it more than once (``edits.BURST_S``)."""
+        touch = {"replace": "replace", "update": "update", "append": "append", "create": "keep"}
+        self._touch(path, touch[action], wrote=True, native=True)
 
     def before_rmtree(self, path: str) -> None:
         self._touch(path, "keep", tree=True)
 
     def saw(self, path: str) -> None:
         """The job opened ``path``: its folder's names are recorded once, so that a file a
-        native writer (C's ``fopen``, an HDF5 library) adds there is known to be the job's."""
+        native writer (C's ``fopen``) adds there is known to be the job's; one that someone
+        else makes there meanwhile is theirs (``edits`` watches the folder from now on)."""
         folder = os.path.dirname(path)
         if folder in self._listed or not self.scope.keeps(path):
             return
@@ -75,6 +91,7 @@ class Journal:
             if folder in self._listed:
                 return
             self._listed.add(folder)
+            self.folder_listed(folder)
             try:
                 names = os.listdir(folder)
             except OSError:
@@ -102,7 +119,10 @@ class Journal:
             stderr.flush()
         raise JournalRefused(message)
 
-    def _touch(self, path: str, action: str, *, tree: bool = False) -> None:
+    def _touch(
+        self, path: str, action: str, *, tree: bool = False, wrote: bool = False,
+        native: bool = False,
+    ) -> None:  # fmt: skip
         if not self.scope.keeps(path):
             return
         if self.refused is not None:
@@ -110,9 +130,19 @@ class Journal:
                 self._refuse(path)
             return
         self.saw(path)
+        self._first_touch(path, action, tree)
+        if wrote:  # after the original's record (the watcher needs it first), before the write
+            self._append(
+                {"kind": "wrote", "path": path, "t": time.time(), "pid": os.getpid(),
+                 "native": native}
+            )  # fmt: skip
+
+    def _first_touch(self, path: str, action: str, tree: bool) -> None:
         with self._lock:
             if path in self._seen:
-                if action == "update":
+                if path in self._appended and action != "append":
+                    self._promote(path)
+                elif action in ("update", "append"):
                     self._unshare(path)
                 return
             st = _lstat(path)
@@ -141,13 +171,26 @@ class Journal:
             for name in files:
                 self._touch(os.path.join(root, name), "keep")
 
-    def _put_aside(self, path: str, st: os.stat_result, action: str) -> None:
+    def _backup_name(self, path: str) -> Path:
         self._count += 1
         # The pid keeps apart the backups of the job and of its children, which journal
         # into the same run directory (forked children also inherit the count).
-        aside = self.backups / f"{os.getpid()}-{self._count}-{os.path.basename(path)}"
-        how = {"replace": "rename", "keep": "link", "update": "copy"}[action]
+        return self.backups / f"{os.getpid()}-{self._count}-{os.path.basename(path)}"
+
+    def _put_aside(self, path: str, st: os.stat_result, action: str) -> None:
+        if action == "append" and stat.S_ISREG(st.st_mode):
+            # Writes with O_APPEND only ever land past the end: the original is the first
+            # ``length`` bytes of this inode, and nothing is copied (a 1 GiB log costs
+            # one record).
+            record = {"kind": "file", "path": path, "how": "append", **backup.identity(st)}
+            self._append(record)
+            self._appended[path] = record
+            self.original_kept(path)
+            return
+        aside = self._backup_name(path)
+        how = {"replace": "rename", "keep": "link", "update": "copy", "append": "copy"}[action]
         self._append({"kind": "file", "path": path, "backup": str(aside), "how": how})
+        self.original_kept(path)
         try:
             self.backups.mkdir(exist_ok=True)
             if action == "replace":
@@ -165,6 +208,23 @@ class Journal:
             ) from None
         if how == "link":
             self._linked[(st.st_dev, st.st_ino)] = aside
+
+    def _promote(self, path: str) -> None:
+        """A file the job appended to is about to change otherwise (truncated, replaced,
+        removed, changed in place): its original bytes, still the first ``length`` bytes,
+        are copied aside now, the one time an append costs a copy."""
+        record = self._appended.pop(path)
+        aside = self._backup_name(path)
+        self._append({"kind": "file", "path": path, "backup": str(aside), "how": "copy",
+                      "promotes": True})  # fmt: skip
+        try:
+            self.backups.mkdir(exist_ok=True)
+            backup.copy_prefix(path, aside, record)
+        except OSError as exc:
+            raise JournalRefused(
+                f"quickdev: cannot keep a copy of {path} before the job changes it "
+                f"({exc.strerror or exc}); the file was left as it was"
+            ) from None
 
     def _unshare(self, path: str) -> None:
         st = _lstat(path)
@@ -190,5 +250,8 @@ def _lstat(path: str) -> os.stat_result | None:
 def _recreate_empty(path: str, st: os.stat_result) -> None:
     """After a rename aside the path is empty, as a truncating open would leave it anyway;
     an open without O_CREAT (``os.open(p, O_WRONLY | O_TRUNC)``) still finds a file."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(st.st_mode))
-    os.close(fd)
+    # mknod, not open: no file is opened to write, so no notice of a write (``edits``).
+    try:
+        os.mknod(path, stat.S_IFREG | stat.S_IMODE(st.st_mode))
+    except PermissionError:  # systems where only root makes regular files so
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(st.st_mode)))

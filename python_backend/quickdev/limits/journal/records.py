@@ -11,6 +11,12 @@ Record kinds (``path`` is absolute):
 - ``listing`` the ``names`` in the folder ``path`` when the job first opened a file
   there: a name that is new at the end and has no record of its own was added by a
   writer without audit events (native code), and is the job's too.
+- ``wrote``  the job (``pid``, at ``t``; ``native``: a library in native code) is about
+  to write ``path``: a later notice of a write there is the job's (``edits``).
+- ``edited`` someone else wrote ``path`` (its ``size``, ``mtime_ns``, ``ino`` then): the
+  person's version, kept at the end if nothing of the job's came after.
+- ``watching`` the job watches for the person's edits, and touches the log as a
+  heartbeat every ``heartbeat_s``.
 
 The job holds an exclusive ``flock`` on its log while it runs: the kernel drops it when
 the process dies, however it dies, so "is the writer alive" needs no pid file.
@@ -26,6 +32,9 @@ from typing import Any
 from quickdev.rundir.locks import held, hold
 
 Record = dict[str, Any]
+
+
+_UNSYNCED = frozenset({"absent", "listing", "wrote", "watching"})
 
 
 class JournalLog:
@@ -44,13 +53,14 @@ class JournalLog:
         _fsync_dir(path.parent)
 
     def append(self, record: Record) -> None:
-        # A record that guards a user's original (its backup, a folder to make again)
-        # is synced before the change: a power cut must not strand it. ``absent`` and
-        # ``listing`` records only name the job's own new files, and an fsync costs
+        # A record that guards a user's original (its backup, a folder to make again, the
+        # person's edit) is synced before the change: a power cut must not strand it.
+        # ``absent`` and ``listing`` records only name the job's own new files, ``wrote``
+        # and ``watching`` serve the running job's watcher, and an fsync costs
         # milliseconds, the journal's largest cost: they reach the disk with the next
         # synced record, or the kernel's writeback. A power cut before then can leave a
         # new file of the job's behind; it never loses a file of the user's.
-        append_line(self._fd, record, sync=record["kind"] not in ("absent", "listing"))
+        append_line(self._fd, record, sync=record["kind"] not in _UNSYNCED)
 
     def finish(self, done_path: Path) -> None:
         """The tree is restored: the log is renamed, so no later command replays it."""

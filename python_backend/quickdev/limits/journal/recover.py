@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from quickdev.limits.journal import safety
 from quickdev.limits.journal.claims import Claims
+from quickdev.limits.journal.edits import alive_until
+from quickdev.limits.journal.manifest import Manifest
 from quickdev.limits.journal.records import read_records, writer_alive
-from quickdev.limits.journal.restore import restore
-from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE
-from quickdev.rundir.result import Output, read_result
+from quickdev.limits.journal.restore import Restored, restore
+from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE, MANIFEST_FILE
+from quickdev.rundir.result import read_result
 
 
 def recover(runs_root: Path) -> list[str]:
@@ -33,26 +36,41 @@ def recover(runs_root: Path) -> list[str]:
         with claims.locked():
             if not log.exists() or writer_alive(log):
                 continue  # another command got there first
-            done = restore(run_dir, read_records(log), claims)
-            _note_in_result(run_dir, done.outputs)
+            records = read_records(log)
+            done = restore(run_dir, records, claims)
+            manifest_path = run_dir / MANIFEST_FILE
+            since = manifest_path.stat().st_mtime if manifest_path.exists() else 0.0
+            until = alive_until(log)
+            safety.check(done, Manifest.read(manifest_path), records, run_dir, since, until)
+            _note_in_result(run_dir, done)
             if not done.problems:
                 os.replace(log, run_dir / JOURNAL_DONE)
-        line = (
-            f"quickdev: put back {done.originals} file(s) that the killed run {run_dir.name} "
-            f"had changed; its own {len(done.outputs)} file(s) are in {run_dir}"
-        )
-        if done.problems:
-            line += f" ({len(done.problems)} could not be restored: {done.problems[0]})"
-        lines.append(line)
+        lines.append(_line(run_dir, done))
     return lines
 
 
-def _note_in_result(run_dir: Path, outputs: list[Output]) -> None:
+def _line(run_dir: Path, done: Restored) -> str:
+    line = (
+        f"quickdev: put back {done.originals} file(s) that the killed run {run_dir.name} "
+        f"had changed; its own {len(done.outputs)} file(s) are in {run_dir}"
+    )
+    if done.your_edits:
+        line += f"; kept your own edits of {', '.join(e.path for e in done.your_edits)}"
+    unseen = done.safety.not_restored if done.safety else []
+    if unseen:
+        line += f"; not put back (no copy was kept): {', '.join(u.path for u in unseen)}"
+    if done.problems:
+        line += f" ({len(done.problems)} could not be restored: {done.problems[0]})"
+    return line
+
+
+def _note_in_result(run_dir: Path, done: Restored) -> None:
     result = read_result(run_dir)
     if result is None:
         return
     if result.status == "running":
         result.status = "killed"
         result.stop_reason = "killed; a later quickdev command restored the files"
-    result.outputs += outputs
+    result.outputs += done.outputs
+    result.file_safety = done.safety
     result.write(run_dir)

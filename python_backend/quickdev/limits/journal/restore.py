@@ -8,10 +8,16 @@ disk, so both do exactly the same. Steps, in order:
 2. originals come back from their backups, folders the job removed are made again;
 3. an original that another running job shares is handed over to it instead.
 
+A file the job appended to (``how: append``) is cut back to its original length; the
+bytes the job appended are what the run directory keeps. A path that holds the
+person's own version, saved after the job's last write (``edits``), is left as it
+is: the original goes to ``RUN_DIR/originals`` and ``your_edits`` says so.
+
 At the job's own end (not in recovery, where the user may have made files since),
 a name that is new in a folder the job listed (``listing``) and that no journal
-recorded is taken as the job's (a native writer's). A file another program made
-there while the job ran is taken too; it is kept in the run directory, not lost.
+recorded is taken as the job's (a native writer's), unless the watcher (``edits``)
+saw someone else write it: the person's new file stays, and the end's check
+(``manifest``) names it.
 """
 
 from __future__ import annotations
@@ -21,10 +27,12 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quickdev.limits.journal import backup
 from quickdev.limits.journal.claims import Claims
+from quickdev.limits.journal.edits import Edits
 from quickdev.limits.journal.records import Record, append_to
-from quickdev.rundir.layout import BACKUPS_DIR, OUTPUTS_DIR
-from quickdev.rundir.result import Output
+from quickdev.rundir.layout import BACKUPS_DIR, JOURNAL_FILE, ORIGINALS_DIR, OUTPUTS_DIR
+from quickdev.rundir.result import FileSafety, Output, YourEdit
 
 
 @dataclass
@@ -33,6 +41,8 @@ class Restored:
     originals: int = 0  # files and folders put back as they were
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # one line each, for the user
+    your_edits: list[YourEdit] = field(default_factory=list)
+    safety: FileSafety | None = None  # filled by ``safety.check`` after the restore
 
 
 def originals(records: list[Record]) -> dict[str, Record]:
@@ -40,16 +50,20 @@ def originals(records: list[Record]) -> dict[str, Record]:
     first: dict[str, Record] = {}
     for record in records:
         path = record.get("path")
-        if not isinstance(path, str) or (path in first and first[path]["kind"] != "shared"):
+        if not isinstance(path, str):
             continue
-        if record["kind"] == "file" and not os.path.lexists(record.get("backup", "")):
+        if path in first and first[path]["kind"] != "shared" and not record.get("promotes"):
+            continue
+        if record["kind"] == "file" and not _backup_exists(record):
             continue  # the backup never happened, so neither did the change
         if record["kind"] in ("absent", "file", "dir", "shared"):
             first[path] = record
     return first
 
 
-def added_natively(records: list[Record], state: dict[str, Record], claims: Claims) -> list[Record]:
+def added_natively(
+    records: list[Record], state: dict[str, Record], claims: Claims, edits: Edits
+) -> list[Record]:
     """``absent`` records for names that appeared in listed folders without a record."""
     listings = [r for r in records if r["kind"] == "listing" and isinstance(r.get("names"), list)]
     if not listings:
@@ -67,6 +81,8 @@ def added_natively(records: list[Record], state: dict[str, Record], claims: Clai
             path = os.path.join(folder, name)
             if name in before or path in state or path in others or path == runs_root:
                 continue
+            if edits.persons(path):
+                continue  # someone else made it while the job ran: theirs, left in place
             found.append({"kind": "absent", "path": path, "how": "listing"})
     return found
 
@@ -74,12 +90,21 @@ def added_natively(records: list[Record], state: dict[str, Record], claims: Clai
 def restore(
     run_dir: Path, records: list[Record], claims: Claims, *, at_job_end: bool = False
 ) -> Restored:
+    """``at_job_end``: the job's own restore; otherwise recovery from a dead job's log."""
     cwd = next((r["cwd"] for r in records if r["kind"] == "start"), os.getcwd())
     outputs_root = run_dir / OUTPUTS_DIR
     done = Restored()
     state = originals(records)
-    for record in added_natively(records, state, claims) if at_job_end else []:
+    edits = Edits(records, None if at_job_end else run_dir / JOURNAL_FILE)
+    for record in added_natively(records, state, claims, edits) if at_job_end else []:
         state[record["path"]] = record
+    others = _other_jobs_writes(records, claims) if edits.last or edits.until else {}
+    for path in [p for p, r in state.items() if r["kind"] == "file"]:
+        if not edits.persons(path):
+            continue
+        if others.get(path, 0.0) > _last_write(records, path) or claims.sharers(path):
+            continue  # another job wrote it since: not the person's edit
+        _keep_persons_edit(path, state.pop(path), run_dir / ORIGINALS_DIR, cwd, done)
     by_depth = sorted(state, key=lambda p: p.count(os.sep))
     # Running jobs that wrote a path after this one: they keep it, and its original.
     sharers = {path: claims.sharers(path) for path in by_depth if state[path]["kind"] != "dir"}
@@ -93,7 +118,7 @@ def restore(
     for path in by_depth:
         record = state[path]
         try:
-            done.originals += _put_back(path, record, run_dir, sharers.get(path, []))
+            done.originals += _put_back(path, record, run_dir, sharers.get(path, []), records)
         except OSError as exc:
             done.problems.append(f"cannot restore {path} ({exc})")
     return done
@@ -105,7 +130,12 @@ def _take_job_version(path: str, record: Record, kept: Path, shared: bool, done:
         if kind == "file":
             done.outputs.append(Output(requested=path, written=None, change="deleted"))
         return
-    if kind == "file" and _same_file(path, record["backup"]):
+    if kind == "file" and record.get("how") == "append" and backup.same_inode(path, record):
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        _copy_tail(path, kept, record["length"])
+        done.outputs.append(Output(requested=path, written=str(kept), change="appended"))
+        return
+    if kind == "file" and _same_file(path, record.get("backup", "")):
         return  # linked aside and never changed (a failed remove)
     change = "created" if kind == "absent" else "changed"
     kept.parent.mkdir(parents=True, exist_ok=True)
@@ -121,7 +151,9 @@ def _take_job_version(path: str, record: Record, kept: Path, shared: bool, done:
     )  # fmt: skip
 
 
-def _put_back(path: str, record: Record, run_dir: Path, sharers: list[Path]) -> int:
+def _put_back(
+    path: str, record: Record, run_dir: Path, sharers: list[Path], records: list[Record]
+) -> int:
     kind = record["kind"]
     if kind == "absent" and sharers:
         append_to(sharers[0], {"kind": "absent", "path": path, "how": "handover"})
@@ -133,6 +165,13 @@ def _put_back(path: str, record: Record, run_dir: Path, sharers: list[Path]) -> 
         return 1
     if kind != "file":
         return 0
+    if record.get("how") == "append":
+        if not sharers:
+            return _cut_back(path, record, records)
+        # Another job writes here on: it gets the original bytes as a file of its own.
+        prefix = run_dir / BACKUPS_DIR / f"appended-{os.path.basename(path)}"
+        backup.copy_prefix(_inode_home(path, record, records), prefix, record)
+        record = {**record, "backup": str(prefix)}
     aside = Path(record["backup"])
     if sharers:
         # The other job keeps writing here; it restores this original when it ends.
@@ -145,6 +184,63 @@ def _put_back(path: str, record: Record, run_dir: Path, sharers: list[Path]) -> 
     os.makedirs(os.path.dirname(path), exist_ok=True)
     os.replace(aside, path)
     return 1
+
+
+def _other_jobs_writes(records: list[Record], claims: Claims) -> dict[str, float]:
+    times = [r.get("t", 0.0) for r in records if r["kind"] == "wrote"]
+    return claims.others_wrote(min(times) - 1.0) if times else {}
+
+
+def _last_write(records: list[Record], path: str) -> float:
+    return max((r.get("t", 0.0) for r in records if r["kind"] == "wrote" and r["path"] == path),
+               default=0.0)  # fmt: skip
+
+
+def _backup_exists(record: Record) -> bool:
+    return record.get("how") == "append" or os.path.lexists(record.get("backup", ""))
+
+
+def _keep_persons_edit(
+    path: str, record: Record, originals: Path, cwd: str, done: Restored
+) -> None:
+    """The person saved over ``path`` (or made it again) after the job: theirs stays."""
+    where = None
+    if record.get("how") != "append":  # an appended original was the file they saved over
+        kept = _kept_at(originals, cwd, path)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(record["backup"], kept)
+            where = str(kept)
+        except OSError as exc:
+            done.problems.append(f"cannot keep the original of {path} ({exc})")
+    done.your_edits.append(YourEdit(path=path, original=where))
+
+
+def _cut_back(path: str, record: Record, records: list[Record]) -> int:
+    """The appended file cut back, and put back at ``path`` if it was moved aside."""
+    home = _inode_home(path, record, records)
+    backup.cut_back(home, record)
+    if home != path:
+        os.replace(home, path)
+    return 1
+
+
+def _inode_home(path: str, record: Record, records: list[Record]) -> str:
+    """Where the appended inode is: still at ``path``, or a later backup (a child process
+    of the job, which journals on its own, renamed or linked it aside)."""
+    if backup.same_inode(path, record):
+        return path
+    for other in records:
+        found = other.get("backup")
+        if other.get("path") == path and found and backup.same_inode(found, record):
+            return str(found)
+    raise OSError(f"the file the job appended to is no longer at {path}")
+
+
+def _copy_tail(path: str, kept: Path, start: int) -> None:
+    with open(path, "rb") as src, open(kept, "wb") as dst:
+        src.seek(start)
+        shutil.copyfileobj(src, dst)
 
 
 def _kept_at(outputs_root: Path, cwd: str, path: str) -> Path:

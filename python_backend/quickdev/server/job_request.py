@@ -1,0 +1,61 @@
+"""What the server asks of a job: the request ``quickdev.startJob`` becomes, and the
+``quickdev run`` command line that carries it to the job process. No LSP here.
+
+Every option the editor can set reaches the job through ``job_command``: the job parses it
+as a terminal's ``quickdev run`` would (``quickdev.cli``), so a job started by the server
+and one typed in a terminal are the same job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from quickdev.rundir.retention import RETENTION, Retention
+
+Mode = Literal["run", "profile", "debug"]
+
+
+@dataclass
+class JobRequest:
+    script: Path
+    mode: Mode
+    cwd: Path
+    runs_dir: Path
+    interpreter: str
+    args: list[str] = field(default_factory=list)
+    batches: int = 2
+    # Variables the user gave (launch configuration env/envFile): over the server's own.
+    env: dict[str, str] = field(default_factory=dict)
+    max_steps: int | None = None
+    timeout_s: float | None = None
+    device: Literal["auto", "cpu"] | None = None
+    nproc: int | None = None
+    keep_outputs: bool = False
+    retention: Retention = RETENTION
+
+
+def job_command(request: JobRequest, run_id: str) -> list[str]:
+    """``<python> -m quickdev run --run-id ID --runs-dir DIR ... SCRIPT -- ARGS``: quickdev's
+    own options before the script, the script's after it."""
+    command = [request.interpreter, "-m", "quickdev", "run", "--run-id", run_id]
+    command += ["--runs-dir", str(request.runs_dir), "--batches", str(request.batches)]
+    if request.keep_outputs:
+        command.append("--keep-outputs")
+    if request.retention != RETENTION:
+        command += ["--runs-keep", str(request.retention.keep_runs)]
+        command += ["--runs-max-size-mb", str(request.retention.max_size_mb)]
+    if request.mode == "profile":
+        command.append("--profile")
+    if request.max_steps is not None:
+        command += ["--max-steps", str(request.max_steps)]
+    if request.timeout_s is not None:
+        command += ["--timeout", str(request.timeout_s)]
+    if request.device is not None:
+        command += ["--device", request.device]
+    if request.nproc is not None and request.nproc > 1:
+        command += ["--nproc", str(request.nproc)]
+    if request.mode == "debug":
+        command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
+    return [*command, str(request.script), "--", *request.args]

@@ -1,0 +1,176 @@
+"""``quickdev.startJob``: the command's argument, checked, becomes a ``JobRequest`` (settings
+filling what it leaves out), the job interpreter is checked, and the job starts; a debug
+job's answer waits until its debugpy listens."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from quickdev.analysis import analyze_file
+from quickdev.analysis.knobs import suggested_args
+from quickdev.rundir.retention import Retention
+from quickdev.server.app import QuickdevServer
+from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
+from quickdev.server.job_request import JobRequest, Mode
+from quickdev.server.jobs import JobError
+from quickdev.server.run_state import Run
+from quickdev.server.runs import Runs, runs_of
+from quickdev.server.types import Key
+
+ATTACH_TIMEOUT_S = 120.0
+_TORCH_PROBE = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('torch') else 3)"
+# Interpreters found to have torch: asked once per server.
+INTERPRETERS_WITH_TORCH = Key("interpreters_with_torch", set)
+
+
+def setup(server: QuickdevServer) -> None:
+    server.state.put(INTERPRETERS_WITH_TORCH, set())
+    register(server, "quickdev.startJob", start_job)
+
+
+@dataclass(frozen=True)
+class StartJob:
+    """The ``quickdev.startJob`` argument (docs/protocol.md)."""
+
+    script: str = field(metadata=problem('"script" must be a path, got {value!r}'))
+    mode: Mode | None = field(
+        default=None, metadata=problem('"mode" must be one of run, profile, debug; got {value!r}')
+    )
+    cwd: str | None = field(default=None, metadata=problem('"cwd" must be a path, got {value!r}'))
+    args: list[str] | None = field(
+        default=None, metadata=problem('"args" must be a list of strings')
+    )
+    batches: int | None = field(
+        default=None, metadata=problem('"batches" must be a whole number ≥ 1, got {value!r}')
+    )
+    env: dict[str, str] | None = field(
+        default=None, metadata=problem('"env" must be an object of strings, got {value!r}')
+    )
+    python: str | None = field(
+        default=None, metadata=problem('"python" must be an interpreter path, got {value!r}')
+    )
+    maxSteps: int | None = field(
+        default=None, metadata=problem('"maxSteps" must be a whole number ≥ 1, got {value!r}')
+    )
+    timeout: float | None = field(
+        default=None, metadata=problem('"timeout" must be seconds > 0, got {value!r}')
+    )
+    device: Literal["auto", "cpu"] | None = field(
+        default=None, metadata=problem('"device" must be "auto" or "cpu", got {value!r}')
+    )
+    nproc: int | None = field(
+        default=None, metadata=problem('"nproc" must be a whole number ≥ 1, got {value!r}')
+    )
+
+
+async def start_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
+    runs = runs_of(ls)
+    request = await _job_request(ls, parse_argument(argument, StartJob))
+    await check_interpreter(ls, request.interpreter)
+    try:
+        run = runs.jobs.start(request)
+    except JobError as exc:
+        raise CommandError(str(exc)) from None
+    runs.runs_dirs.add(request.runs_dir)
+    answer: Answer = {"runId": run.run_id, "runDir": str(run.run_dir), "args": request.args}
+    if request.mode == "debug":
+        answer["attach"] = await _wait_for_attach(runs, run)
+    return answer
+
+
+async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
+    settings = ls.state.settings
+    script = Path(start.script).expanduser()
+    if not script.is_absolute():
+        raise CommandError(f'"script" must be an absolute path, got {start.script!r}')
+    if not script.is_file():
+        raise CommandError(f"script {script} not found; save it to disk first or fix the path")
+    mode: Mode = start.mode or "run"
+    folder = ls.folder_of(script) or script.parent
+    cwd = Path(start.cwd or folder)
+    if not cwd.is_dir():
+        raise CommandError(f'working directory {cwd} does not exist; fix "cwd"')
+    batches = settings.batches if start.batches is None else start.batches
+    if batches < 1:
+        raise CommandError(f'"batches" must be a whole number ≥ 1, got {batches!r}')
+    for name, value in (("maxSteps", start.maxSteps), ("nproc", start.nproc)):
+        if value is not None and value < 1:
+            raise CommandError(f'"{name}" must be a whole number ≥ 1, got {value!r}')
+    if start.timeout is not None and start.timeout <= 0:
+        raise CommandError(f'"timeout" must be seconds > 0, got {start.timeout!r}')
+    args = start.args
+    if args is None:
+        # The job keeps the promises (one epoch, budgets) itself, as from a terminal; only
+        # an explicit batch size setting changes an argument.
+        args = []
+        if settings.batch_size:
+            analysis = await asyncio.to_thread(analyze_file, script)
+            args = suggested_args(analysis.knobs, settings.batch_size) if analysis else []
+    return JobRequest(
+        script=script,
+        mode=mode,
+        cwd=cwd,
+        runs_dir=ls.runs_dir_for(folder),
+        interpreter=start.python or settings.python or sys.executable,
+        args=list(args),
+        batches=batches,
+        env=dict(start.env or {}),
+        max_steps=start.maxSteps,
+        timeout_s=start.timeout,
+        device=start.device,
+        nproc=start.nproc,
+        keep_outputs=settings.keep_outputs,
+        retention=Retention(settings.runs_keep, settings.runs_max_size_mb),
+    )
+
+
+async def _wait_for_attach(runs: Runs, run: Run) -> dict[str, Any]:
+    try:
+        await asyncio.wait_for(run.attach_settled.wait(), ATTACH_TIMEOUT_S)
+    except TimeoutError:
+        await runs.jobs.cancel(run)
+        raise CommandError(
+            f"debugpy did not listen within {ATTACH_TIMEOUT_S:.0f} s; the job was cancelled "
+            f"(its output is in {run.run_dir})"
+        ) from None
+    if run.attach is not None:
+        return run.attach.to_json()
+    reason = run.failure.message if run.failure else f"it ended as {run.status}"
+    raise CommandError(f"the debug job ended before debugpy listened: {reason}")
+
+
+async def check_interpreter(ls: QuickdevServer, interpreter: str) -> None:
+    """A clear message now beats a job that dies on ``import torch``."""
+    checked = ls.state.get(INTERPRETERS_WITH_TORCH)
+    if interpreter in checked:
+        return
+    try:
+        proc = await asyncio.to_thread(
+            subprocess.run,
+            [interpreter, "-c", _TORCH_PROBE],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it did not answer in 60 s"
+        raise CommandError(
+            f"cannot run the job interpreter {interpreter} ({reason}); set quickdev.python "
+            "to the python of your training environment"
+        ) from None
+    if proc.returncode == 3:
+        raise CommandError(
+            f"the job interpreter {interpreter} has no torch; set quickdev.python to an "
+            "interpreter with torch installed"
+        )
+    if proc.returncode != 0:
+        raise CommandError(
+            f"the job interpreter {interpreter} failed to start (exit {proc.returncode}); "
+            "set quickdev.python to the python of your training environment"
+        )
+    checked.add(interpreter)
