@@ -53,7 +53,7 @@ VSIX = dist/torch-quickdev-$(EXT_VERSION).vsix
 NODE_STAMP := node_modules/.installed
 # The language server's libraries, pinned in the lock, shipped inside the VSIX.
 BUNDLED_LIBS := attrs cattrs debugpy lsprotocol pygls typing_extensions
-.PHONY: ext-check ext-build bundle vsix
+.PHONY: ext-check ext-lint ext-format ext-build bundle vsix
 
 # npm ci keeps the lock and package.json in step; only the lock says what to install.
 $(NODE_STAMP): package-lock.json
@@ -65,9 +65,19 @@ node_modules: $(NODE_STAMP)
 ext-build: $(NODE_STAMP)
 	node esbuild.config.mjs
 
-# Type checks (strict tsc) and unit tests of the extension's pure parts. out/ is rebuilt whole so a
-# moved or deleted test leaves no compiled copy behind; node --test finds tests in every subfolder.
-ext-check: ext-build
+# The extension's TypeScript: ESLint (eslint.config.mjs), zero warnings allowed, and Prettier's
+# formatting (.prettierrc.json); `make ext-format` rewrites the files Prettier would change.
+PRETTIER_FILES := "extension/**/*.ts" "tests/extension/**/*.ts" eslint.config.mjs esbuild.config.mjs
+ext-lint: $(NODE_STAMP)
+	node_modules/.bin/eslint --max-warnings 0 extension tests/extension
+	node_modules/.bin/prettier --check $(PRETTIER_FILES)
+
+ext-format: $(NODE_STAMP)
+	node_modules/.bin/prettier --write $(PRETTIER_FILES)
+
+# Lint, type checks (strict tsc) and unit tests of the extension's pure parts. out/ is rebuilt whole
+# so a moved or deleted test leaves no compiled copy behind; node --test searches every subfolder.
+ext-check: ext-build ext-lint
 	rm -rf out
 	node_modules/.bin/tsc -p .
 	node --test out/tests/extension/

@@ -3,10 +3,10 @@ import * as vscode from "vscode";
 import { attachToRunningJob, debugScript } from "./debug";
 import type { ArgumentMemory } from "./jobs/arguments";
 import { askArguments } from "./jobs/askArguments";
-import type { Jobs } from "./jobs/jobs";
+import type { JobTarget, Jobs } from "./jobs/jobs";
 import { generateLaunchConfigurations } from "./launch/launchConfig";
 import { showLog } from "./common/logger";
-import { LENS_COMMANDS, type RunSummary, parseLensArgument } from "./server/protocol";
+import { LENS_COMMANDS, type LensArgument, type RunSummary, parseLensArgument } from "./server/protocol";
 import type { QuickdevServer } from "./server/server";
 import type { ResultPanels } from "./results/resultPanel";
 import { registerRunActions } from "./runs/runActions";
@@ -30,7 +30,7 @@ async function currentScript(): Promise<string | undefined> {
   return document.uri.fsPath;
 }
 
-function lensHandler(run: (script: string, file: string | undefined, line: number | undefined) => unknown) {
+function lensHandler(run: (lens: LensArgument) => unknown) {
   return (argument: unknown): unknown => {
     const parsed = parseLensArgument(argument);
     if (!parsed) {
@@ -39,8 +39,13 @@ function lensHandler(run: (script: string, file: string | undefined, line: numbe
       );
       return undefined;
     }
-    return run(parsed.script, parsed.file, parsed.line);
+    return run(parsed);
   };
+}
+
+/** A lens's job: its script, or the module it runs only as (`python -m`, from the folder given). */
+function lensJob({ script, module, cwd }: LensArgument): JobTarget {
+  return module ? { module, cwd } : { script };
 }
 
 async function openAt(file: string, line: number): Promise<void> {
@@ -60,35 +65,35 @@ export function registerCommands(
   memory: ArgumentMemory,
 ): vscode.Disposable[] {
   const register = vscode.commands.registerCommand;
-  const runWithArguments = async (script: string): Promise<void> => {
-    const args = await askArguments(memory, script);
-    return args && jobs.run("run", script, { args });
+  const runWithArguments = async (job: JobTarget): Promise<void> => {
+    const args = await askArguments(memory, job);
+    return args && jobs.run("run", { ...job, args });
   };
-  const debugWithArguments = async (script: string): Promise<boolean | undefined> => {
-    const args = await askArguments(memory, script);
-    return args && debugScript(script, undefined, args);
+  const debugWithArguments = async (job: JobTarget): Promise<boolean | undefined> => {
+    const args = await askArguments(memory, job);
+    return args && debugScript(job, undefined, args);
   };
   return [
     register("quickdev.generateLaunchConfigurations", () => generateLaunchConfigurations(server)),
     register("quickdev.runCurrentFile", async () => {
       const script = await currentScript();
-      return script && jobs.run("run", script);
+      return script && jobs.run("run", { script });
     }),
     register("quickdev.profileCurrentFile", async () => {
       const script = await currentScript();
-      return script && jobs.run("profile", script);
+      return script && jobs.run("profile", { script });
     }),
     register("quickdev.debugCurrentFile", async () => {
       const script = await currentScript();
-      return script && debugScript(script);
+      return script && debugScript({ script });
     }),
     register("quickdev.runCurrentFileWithArguments", async () => {
       const script = await currentScript();
-      return script && runWithArguments(script);
+      return script && runWithArguments({ script });
     }),
     register("quickdev.debugCurrentFileWithArguments", async () => {
       const script = await currentScript();
-      return script && debugWithArguments(script);
+      return script && debugWithArguments({ script });
     }),
     register("quickdev.attachToRunningJob", attachToRunningJob),
     register("quickdev.showTensorBoard", () => jobs.openTensorBoard()),
@@ -101,13 +106,27 @@ export function registerCommands(
     register("quickdev.showLog", showLog),
     register("quickdev.tensorboard.refresh", () => panels.refreshActive()),
 
-    register(LENS_COMMANDS.run, lensHandler((script) => jobs.run("run", script))),
-    register(LENS_COMMANDS.runWithArguments, lensHandler((script) => runWithArguments(script))),
-    register(LENS_COMMANDS.profile, lensHandler((script) => jobs.run("profile", script))),
-    register(LENS_COMMANDS.debug, lensHandler((script) => debugScript(script))),
+    register(
+      LENS_COMMANDS.run,
+      lensHandler((lens) => jobs.run("run", lensJob(lens))),
+    ),
+    register(
+      LENS_COMMANDS.runWithArguments,
+      lensHandler((lens) => runWithArguments(lensJob(lens))),
+    ),
+    register(
+      LENS_COMMANDS.profile,
+      lensHandler((lens) => jobs.run("profile", lensJob(lens))),
+    ),
+    register(
+      LENS_COMMANDS.debug,
+      lensHandler((lens) => debugScript(lensJob(lens))),
+    ),
     register(
       LENS_COMMANDS.debugStep,
-      lensHandler((script, file, line) => debugScript(script, line === undefined ? undefined : { file: file ?? script, line })),
+      lensHandler(({ script, file, line }) =>
+        debugScript({ script }, line === undefined ? undefined : { file: file ?? script, line }),
+      ),
     ),
 
     register("quickdev.run.openResult", (run: RunSummary) => results.show(run)),

@@ -26,7 +26,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const server = new QuickdevServer(context.extensionPath, () => restarts.settled());
   stopServer = () => server.stop();
   const store = new RunStore();
-  const panels = new TensorBoardPanels((argument) => server.command<{ path: string }>("quickdev.resolveSource", argument));
+  const panels = new TensorBoardPanels((argument) => server.command("quickdev.resolveSource", argument));
   const outputs = new RunOutputs(store);
   const jobs = new Jobs(server, store, panels, outputs);
   const runsView = new RunsView(store);

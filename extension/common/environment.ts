@@ -41,10 +41,7 @@ function expand(value: string, lookup: (name: string) => string): string {
  * A configuration's `env` over the file's; `null` removes a variable the file set, as in the
  * Python Debugger. Anything else not a string is reported rather than passed on.
  */
-export function mergeEnvironment(
-  fromFile: Environment,
-  fromConfig: unknown,
-): { env: Environment } | { error: string } {
+export function mergeEnvironment(fromFile: Environment, fromConfig: unknown): { env: Environment } | { error: string } {
   if (fromConfig === undefined || fromConfig === null) {
     return { env: { ...fromFile } };
   }

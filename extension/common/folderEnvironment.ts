@@ -13,7 +13,10 @@ import { resolveVariables } from "./settingsResolve";
  * folder's setting. A missing file is no error (most folders have no .env); a malformed
  * `quickdev.env` is logged and left out.
  */
-export async function folderEnvironment(folder: vscode.WorkspaceFolder | undefined, envFile?: string): Promise<Environment> {
+export async function folderEnvironment(
+  folder: vscode.WorkspaceFolder | undefined,
+  envFile?: string,
+): Promise<Environment> {
   const config = vscode.workspace.getConfiguration(SECTION, folder?.uri);
   const context = { ...variableContext(), workspaceFolder: folder?.uri.fsPath };
   const file = envFile ?? resolveVariables(config.get<string>("envFile") ?? "", context);

@@ -1,11 +1,6 @@
 // Reads the typed `quickdev.*` settings; defaults come from package.json through VS Code.
 import * as vscode from "vscode";
-import {
-  type LensSettings,
-  type QuickdevSettings,
-  type VariableContext,
-  resolveVariables,
-} from "./settingsResolve";
+import { type QuickdevSettings, type VariableContext, resolveVariables, settingsFrom } from "./settingsResolve";
 
 export const SECTION = "quickdev";
 
@@ -25,24 +20,7 @@ function scope(): vscode.Uri | undefined {
 /** The settings as written (with the package.json defaults filled in by VS Code). */
 export function readSettings(): QuickdevSettings {
   const config = vscode.workspace.getConfiguration(SECTION, scope());
-  // VS Code fills in package.json's defaults, so a missing value means a broken manifest.
-  const get = <T>(key: keyof QuickdevSettings): T => {
-    const value = config.get<T>(key);
-    if (value === undefined) {
-      throw new Error(`package.json declares no default for quickdev.${key}`);
-    }
-    return value;
-  };
-  return {
-    python: get<string>("python"),
-    batches: get<number>("batches"),
-    batchSize: get<number>("batchSize"),
-    runsDir: get<string>("runsDir"),
-    keepOutputs: get<boolean>("keepOutputs"),
-    runsKeep: get<number>("runsKeep"),
-    runsMaxSizeMb: get<number>("runsMaxSizeMb"),
-    lenses: get<LensSettings>("lenses"),
-  };
+  return settingsFrom((key) => config.get(key));
 }
 
 /** What the server receives: paths resolved, the interpreter already chosen. */

@@ -20,19 +20,50 @@ export interface QuickdevSettings {
   /** Run history: runs kept, and its size cap in MB (0: no limit). */
   runsKeep: number;
   runsMaxSizeMb: number;
+  /** Jobs fork from a warm process that has done their imports. */
+  warmStart: boolean;
   lenses: LensSettings;
 }
 
-export const SETTING_KEYS: readonly (keyof QuickdevSettings)[] = [
-  "python",
-  "batches",
-  "batchSize",
-  "runsDir",
-  "keepOutputs",
-  "runsKeep",
-  "runsMaxSizeMb",
-  "lenses",
-];
+/**
+ * Every setting the server receives, with the type package.json declares for it. The compiler
+ * holds the keys to QuickdevSettings, and the reader below reads exactly these keys, so a setting
+ * cannot be declared and typed yet never sent.
+ */
+export const SERVER_SETTINGS = {
+  python: "string",
+  batches: "integer",
+  batchSize: "integer",
+  runsDir: "string",
+  keepOutputs: "boolean",
+  runsKeep: "integer",
+  runsMaxSizeMb: "integer",
+  warmStart: "boolean",
+  lenses: "object",
+} as const satisfies Record<keyof QuickdevSettings, "string" | "integer" | "boolean" | "object">;
+
+export const SETTING_KEYS = Object.keys(SERVER_SETTINGS) as (keyof QuickdevSettings)[];
+
+/**
+ * Settings the extension uses itself and never sends: the job's environment (read per folder,
+ * sent as a job's `env`) and the language client's own trace.
+ */
+export const EXTENSION_SETTINGS = ["envFile", "env", "trace.server"] as const;
+
+/**
+ * The settings as written, through `get` (VS Code's configuration, package.json's defaults
+ * filled in); a key without a value means a broken manifest.
+ */
+export function settingsFrom(get: (key: keyof QuickdevSettings) => unknown): QuickdevSettings {
+  const entries = SETTING_KEYS.map((key) => {
+    const value = get(key);
+    if (value === undefined) {
+      throw new Error(`package.json declares no default for quickdev.${key}`);
+    }
+    return [key, value] as const;
+  });
+  return Object.fromEntries(entries) as unknown as QuickdevSettings;
+}
 
 export interface VariableContext {
   /** The folder `${workspaceFolder}` means; undefined outside a workspace. */

@@ -5,11 +5,11 @@
 // process and no Python Debugger extension.
 import * as vscode from "vscode";
 import { log } from "../common/logger";
-import { type QuickdevConfiguration, adapterAddress } from "./configuration";
+import { adapterAddress } from "./configuration";
 
 export class AdapterFactory implements vscode.DebugAdapterDescriptorFactory {
   createDebugAdapterDescriptor(session: vscode.DebugSession): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
-    const address = adapterAddress(session.configuration as QuickdevConfiguration);
+    const address = adapterAddress(session.configuration);
     if (!address) {
       // Only a resolver that let a configuration through without an address gets here.
       throw new Error(`Quickdev: the debug configuration "${session.name}" has no address to attach to.`);

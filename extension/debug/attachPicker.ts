@@ -4,7 +4,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { log } from "../common/logger";
 import { type PythonProcess, listPythonProcesses } from "./processList";
-import { type RunSummary, isError } from "../server/protocol";
+import { type Address, type CommandArgument, type RunSummary, isError } from "../server/protocol";
 import type { QuickdevServer } from "../server/server";
 
 export interface AttachTarget {
@@ -24,7 +24,7 @@ function startedAt(run: RunSummary): string {
 }
 
 async function liveRuns(server: QuickdevServer): Promise<RunSummary[] | undefined> {
-  const answer = await server.command<{ runs: RunSummary[] }>("quickdev.listRuns", {});
+  const answer = await server.command("quickdev.listRuns", {});
   if (isError(answer)) {
     void vscode.window.showErrorMessage(answer.error);
     return undefined;
@@ -45,14 +45,14 @@ async function pickProcess(): Promise<PythonProcess | undefined> {
   return chosen?.process;
 }
 
-async function ask(
+async function ask<C extends "quickdev.attachJob" | "quickdev.attachPid">(
   server: QuickdevServer,
   title: string,
-  command: string,
-  argument: object,
-): Promise<{ host: string; port: number } | undefined> {
+  command: C,
+  argument: CommandArgument<C>,
+): Promise<Address | undefined> {
   const answer = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, () =>
-    server.command<{ attach: { host: string; port: number } }>(command, argument),
+    server.command(command, argument),
   );
   if (isError(answer)) {
     void vscode.window.showErrorMessage(`Quickdev: ${answer.error}`);

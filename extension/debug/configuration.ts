@@ -15,6 +15,8 @@ export interface QuickdevConfiguration extends vscode.DebugConfiguration {
   script?: string;
   /** The Python Debugger's name for `script`. */
   program?: string;
+  /** Instead of a script: a module, run as `python -m` does from `cwd`. */
+  module?: string;
   mode?: "debug" | "profile" | "run";
   /** `true`: the same as `"mode": "profile"`. */
   profile?: boolean;
@@ -62,7 +64,11 @@ export const CURRENT_FILE_DEFAULT: QuickdevConfiguration = {
 };
 
 /** The attach session a debug launch becomes once its job's debugpy listens at `address`. */
-export function attachToStartedJob(config: QuickdevConfiguration, runId: string, address: Address): QuickdevConfiguration {
+export function attachToStartedJob(
+  config: QuickdevConfiguration,
+  runId: string,
+  address: Address,
+): QuickdevConfiguration {
   return {
     type: DEBUG_TYPE,
     name: config.name,
@@ -75,7 +81,10 @@ export function attachToStartedJob(config: QuickdevConfiguration, runId: string,
 }
 
 /** An attach configuration given the address (and label) of the process picked for it. */
-export function attachToPicked(config: QuickdevConfiguration, target: Address & { label: string }): QuickdevConfiguration {
+export function attachToPicked(
+  config: QuickdevConfiguration,
+  target: Address & { label: string },
+): QuickdevConfiguration {
   // No quickdevRunId: stopping this session detaches and leaves the long job running.
   return {
     ...config,

@@ -37,6 +37,8 @@ export class ConfigurationProvider implements vscode.DebugConfigurationProvider 
     if (!ensureTrusted()) {
       return undefined;
     }
-    return config.request === "attach" ? resolveAttach(this.server, config, token) : resolveLaunch(this.jobs, folder, config, token);
+    return config.request === "attach"
+      ? resolveAttach(this.server, config, token)
+      : resolveLaunch(this.jobs, folder, config, token);
   }
 }

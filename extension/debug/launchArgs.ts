@@ -15,15 +15,15 @@ export function launchMode(config: QuickdevConfiguration): JobMode {
  * value the job could not use.
  */
 export function startJobArgs(config: QuickdevConfiguration, fileEnv: Environment): StartJobArgs | { error: string } {
-  if (config.module) {
+  const script = config.script ?? config.program;
+  if (config.module && script) {
     return {
-      error: `the launch configuration "${config.name}" names a "module"; quick-dev jobs run a script: use "program"`,
+      error: `the launch configuration "${config.name}" names both "module" and "program"; keep the one to run`,
     };
   }
-  const script = config.script ?? config.program;
-  if (!script) {
+  if (!script && !config.module) {
     return {
-      error: `the launch configuration "${config.name}" has no "program" (or "script"); add the training script's path`,
+      error: `the launch configuration "${config.name}" has no "program" (or "module"); add the training script's path`,
     };
   }
   const merged = mergeEnvironment(fileEnv, config.env);
@@ -32,7 +32,8 @@ export function startJobArgs(config: QuickdevConfiguration, fileEnv: Environment
   }
   // A string of arguments, as the Python Debugger allows, splits at whitespace.
   const args = typeof config.args === "string" ? config.args.split(/\s+/).filter(Boolean) : config.args;
-  const start: StartJobArgs = { script, mode: launchMode(config), env: merged.env };
+  const target = config.module ? { module: config.module } : { script };
+  const start: StartJobArgs = { ...target, mode: launchMode(config), env: merged.env };
   const optional = {
     cwd: config.cwd,
     args,

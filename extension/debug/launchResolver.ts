@@ -18,12 +18,12 @@ export async function resolveLaunch(
     void vscode.window.showErrorMessage(`Quickdev: ${start.error}.`);
     return undefined;
   }
-  const { script, mode, ...options } = start;
+  const { mode, ...job } = start;
   if (mode !== "debug") {
     // Not a debug session: the job runs with progress and the debug launch ends here.
-    void jobs.run(mode ?? "run", script, options);
+    void jobs.run(mode ?? "run", job);
     return undefined;
   }
-  const answer = await jobs.startDebug({ script, ...options }, token);
+  const answer = await jobs.startDebug(job, token);
   return answer?.attach && attachToStartedJob(config, answer.runId, answer.attach);
 }

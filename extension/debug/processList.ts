@@ -2,6 +2,7 @@
 // unit tests load this module under plain node.
 import { execFile } from "node:child_process";
 import { readFile, readdir } from "node:fs/promises";
+import { promisify } from "node:util";
 
 export interface PythonProcess {
   pid: number;
@@ -39,7 +40,10 @@ export function parsePs(text: string): PythonProcess[] {
 
 /** /proc/PID/cmdline: arguments separated (and ended) by NUL bytes. */
 export function parseCmdline(raw: string): string {
-  return raw.split("\0").filter((arg) => arg !== "").join(" ");
+  return raw
+    .split("\0")
+    .filter((arg) => arg !== "")
+    .join(" ");
 }
 
 async function fromProc(): Promise<PythonProcess[]> {
@@ -56,12 +60,9 @@ async function fromProc(): Promise<PythonProcess[]> {
   return read.filter((p): p is PythonProcess => p !== undefined && p.command !== "");
 }
 
-function fromPs(): Promise<PythonProcess[]> {
-  return new Promise((resolve, reject) => {
-    execFile("ps", ["-axo", "pid=,args="], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) =>
-      error ? reject(error) : resolve(parsePs(stdout)),
-    );
-  });
+async function fromPs(): Promise<PythonProcess[]> {
+  const { stdout } = await promisify(execFile)("ps", ["-axo", "pid=,args="], { maxBuffer: 16 * 1024 * 1024 });
+  return parsePs(stdout);
 }
 
 /** Python processes on this machine: /proc where there is one (Linux), else `ps` (macOS). */

@@ -6,7 +6,7 @@ export type SessionEvent =
   | { kind: "stoppedAtBreakpoint"; threadId: number | undefined }
   | { kind: "userDisconnects" };
 
-interface Message {
+export interface Message {
   type?: string;
   event?: string;
   command?: string;

@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import type { Jobs } from "../jobs/jobs";
 import { log } from "../common/logger";
 import type { QuickdevConfiguration } from "./configuration";
-import { fromAdapter, fromEditor } from "./sessionMessages";
+import { type Message, fromAdapter, fromEditor } from "./sessionMessages";
 import { removeTemporaryBreakpoint, temporaryBreakpoint } from "./temporaryBreakpoints";
 
 export class SessionTracker implements vscode.DebugAdapterTrackerFactory {
@@ -16,7 +16,7 @@ export class SessionTracker implements vscode.DebugAdapterTrackerFactory {
     const temporaryId = config.quickdevTemporaryBreakpoint;
     let debuggeeEnded = false;
     return {
-      onDidSendMessage: (message) => {
+      onDidSendMessage: (message: Message) => {
         const event = fromAdapter(message);
         if (event?.kind === "debuggeeEnded") {
           debuggeeEnded = true;
@@ -24,7 +24,7 @@ export class SessionTracker implements vscode.DebugAdapterTrackerFactory {
           void this.removeIfHit(session, temporaryId, event.threadId);
         }
       },
-      onWillReceiveMessage: (message) => {
+      onWillReceiveMessage: (message: Message) => {
         if (fromEditor(message)?.kind === "userDisconnects" && !debuggeeEnded && config.quickdevRunId) {
           log.info(`debugging stopped by the user: cancelling run ${config.quickdevRunId}`);
           void this.jobs.cancel(config.quickdevRunId);

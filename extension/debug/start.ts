@@ -4,32 +4,39 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { ATTACH_TO_RUNNING_JOB } from "../launch/launchConfigs";
 import { ensureTrusted } from "../common/trust";
+import type { JobTarget } from "../jobs/jobs";
 import { DEBUG_TYPE, type QuickdevConfiguration } from "./configuration";
 import { addTemporaryBreakpoint, removeTemporaryBreakpoint } from "./temporaryBreakpoints";
 
 /**
- * Debugs a script as a quick-dev job; with `at` (a file and 0-based line, e.g. a training step),
- * stops there first by adding a breakpoint that is removed again once hit (unless the user had
- * one there already). The breakpoint is the editor's own: the job needs not know where. `args`:
- * the script's arguments (left out: the server's defaults).
+ * Debugs a script (or a module, run as `python -m`) as a quick-dev job; with `at` (a file and
+ * 0-based line, e.g. a training step), stops there first by adding a breakpoint that is removed
+ * again once hit (unless the user had one there already). The breakpoint is the editor's own:
+ * the job needs not know where. `args`: the script's arguments (left out: the server's defaults).
  */
 export async function debugScript(
-  script: string,
+  job: JobTarget,
   at?: { file: string; line: number },
   args?: readonly string[],
 ): Promise<boolean> {
   if (!ensureTrusted()) {
     return false;
   }
-  const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script));
+  const anchor = "script" in job ? job.script : job.cwd;
+  const folder = anchor
+    ? vscode.workspace.getWorkspaceFolder(vscode.Uri.file(anchor))
+    : vscode.workspace.workspaceFolders?.[0];
   const temporaryId = at ? addTemporaryBreakpoint(at.file, at.line) : undefined;
+  const target =
+    "script" in job
+      ? { script: job.script, cwd: folder?.uri.fsPath ?? path.dirname(job.script) }
+      : { module: job.module, cwd: job.cwd };
   const config: QuickdevConfiguration = {
     type: DEBUG_TYPE,
     request: "launch",
-    name: `Quickdev: debug ${path.basename(script)}`,
+    name: `Quickdev: debug ${"script" in job ? path.basename(job.script) : job.module}`,
     mode: "debug",
-    script,
-    cwd: folder?.uri.fsPath ?? path.dirname(script),
+    ...target,
     ...(args ? { args: [...args] } : {}),
     quickdevTemporaryBreakpoint: temporaryId,
   };

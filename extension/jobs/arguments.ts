@@ -12,7 +12,7 @@ export function splitArguments(text: string): string[] {
   let inArgument = false;
   let quote: "'" | '"' | undefined;
   for (let i = 0; i < text.length; i++) {
-    const char = text[i] as string;
+    const char = text[i];
     if (quote === "'") {
       if (char === "'") {
         quote = undefined;
@@ -21,7 +21,7 @@ export function splitArguments(text: string): string[] {
       }
       continue;
     }
-    if (char === "\\" && i + 1 < text.length && (quote === undefined || /["\\$`]/.test(text[i + 1] as string))) {
+    if (char === "\\" && i + 1 < text.length && (quote === undefined || /["\\$`]/.test(text[i + 1]))) {
       current += text[++i];
       inArgument = true;
       continue;

@@ -3,12 +3,15 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { type ArgumentMemory, lastArguments, rememberArguments, splitArguments } from "./arguments";
+import type { JobTarget } from "./jobs";
 
-/** The arguments for `script`, or undefined when the user cancelled the prompt. */
-export async function askArguments(memory: ArgumentMemory, script: string): Promise<string[] | undefined> {
-  const last = lastArguments(memory, script) ?? "";
+/** The arguments for `job`, or undefined when the user cancelled the prompt. */
+export async function askArguments(memory: ArgumentMemory, job: JobTarget): Promise<string[] | undefined> {
+  // A module is remembered by its name and the folder it runs from, as a script by its path.
+  const key = "script" in job ? job.script : `-m ${job.module} ${job.cwd ?? ""}`.trim();
+  const last = lastArguments(memory, key) ?? "";
   const typed = await vscode.window.showInputBox({
-    title: `Quickdev: arguments for ${path.basename(script)}`,
+    title: `Quickdev: arguments for ${"script" in job ? path.basename(job.script) : job.module}`,
     prompt: "The script's command-line arguments, as typed after the script in a terminal",
     placeHolder: "config/train.py --batch_size=8",
     value: last,
@@ -18,6 +21,6 @@ export async function askArguments(memory: ArgumentMemory, script: string): Prom
   if (typed === undefined) {
     return undefined;
   }
-  await rememberArguments(memory, script, typed.trim());
+  await rememberArguments(memory, key, typed.trim());
   return splitArguments(typed);
 }

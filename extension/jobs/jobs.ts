@@ -2,14 +2,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { log } from "../common/logger";
-import {
-  type JobMode,
-  type RunSummary,
-  type StartJobAnswer,
-  type StartJobArgs,
-  type TensorBoardAnswer,
-  isError,
-} from "../server/protocol";
+import { type JobMode, type RunSummary, type StartJobAnswer, type StartJobArgs, isError } from "../server/protocol";
 import { folderEnvironment } from "../common/folderEnvironment";
 import { LIVE_TICK_MS, describeRun, endMessage } from "../runs/runFormat";
 import type { RunStore } from "../runs/runs";
@@ -18,7 +11,16 @@ import type { RunOutputs } from "./runOutput";
 import type { TensorBoardPanels } from "../tensorboard/tensorboardPanel";
 import { ensureTrusted } from "../common/trust";
 
-export type JobOptions = Omit<StartJobArgs, "script" | "mode">;
+/** A job's startJob argument besides its mode: a `script`, or a `module` run as `python -m`. */
+export type JobRequest = Omit<StartJobArgs, "mode">;
+
+/** What a job runs: a script, or a module run as `python -m` does (from `cwd`). */
+export type JobTarget = { script: string } | { module: string; cwd?: string };
+
+/** How the user knows the job: the script's name, or the module's. */
+function jobName(job: JobRequest): string {
+  return job.module ?? path.basename(job.script ?? "");
+}
 
 // How long a cancelled job may take to report its end before the progress closes anyway.
 const CANCEL_GRACE_MS = 15_000;
@@ -32,11 +34,11 @@ export class Jobs {
   ) {}
 
   /** Runs or profiles a script with cancellable progress; a profile opens in TensorBoard. */
-  async run(mode: Exclude<JobMode, "debug">, script: string, options: JobOptions = {}): Promise<void> {
+  async run(mode: Exclude<JobMode, "debug">, job: JobRequest): Promise<void> {
     if (!ensureTrusted()) {
       return;
     }
-    const name = path.basename(script);
+    const name = jobName(job);
     const final = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
@@ -44,16 +46,12 @@ export class Jobs {
         cancellable: true,
       },
       async (progress, token) => {
-        const answer = await this.server.command<StartJobAnswer>("quickdev.startJob", {
-          ...(await withFolderDefaults(script, options)),
-          script,
-          mode,
-        });
+        const answer = await this.server.command("quickdev.startJob", { ...(await withFolderDefaults(job)), mode });
         if (isError(answer)) {
           void vscode.window.showErrorMessage(answer.error);
           return undefined;
         }
-        log.info(`${mode} ${script}: run ${answer.runId} in ${answer.runDir}`);
+        log.info(`${mode} ${job.module ?? job.script}: run ${answer.runId} in ${answer.runDir}`);
         this.outputs.follow(answer.runId, name);
         // Redrawn on every report from the server and every tick between them: the elapsed
         // time moves even while one long step reports nothing.
@@ -96,22 +94,17 @@ export class Jobs {
   }
 
   /** Starts a job under debugpy and answers where to attach; undefined if it could not start. */
-  async startDebug(args: Omit<StartJobArgs, "mode">, token?: vscode.CancellationToken): Promise<StartJobAnswer | undefined> {
+  async startDebug(job: JobRequest, token?: vscode.CancellationToken): Promise<StartJobAnswer | undefined> {
     if (!ensureTrusted()) {
       return undefined;
     }
     const answer = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Quickdev: starting ${path.basename(args.script)} under the debugger`,
+        title: `Quickdev: starting ${jobName(job)} under the debugger`,
         cancellable: false,
       },
-      async () =>
-        this.server.command<StartJobAnswer>("quickdev.startJob", {
-          ...(await withFolderDefaults(args.script, args)),
-          script: args.script,
-          mode: "debug",
-        }),
+      async () => this.server.command("quickdev.startJob", { ...(await withFolderDefaults(job)), mode: "debug" }),
     );
     if (isError(answer)) {
       void vscode.window.showErrorMessage(answer.error);
@@ -127,13 +120,15 @@ export class Jobs {
       );
       return undefined;
     }
-    log.info(`debug ${args.script}: run ${answer.runId}, debugpy on ${answer.attach.host}:${answer.attach.port}`);
+    log.info(
+      `debug ${job.module ?? job.script}: run ${answer.runId}, debugpy on ${answer.attach.host}:${answer.attach.port}`,
+    );
     void this.store.waitForEnd(answer.runId).then((final) => final && this.announce(final));
     return answer;
   }
 
   async cancel(runId: string): Promise<void> {
-    const answer = await this.server.command<{ cancelled: boolean }>("quickdev.cancelJob", { runId });
+    const answer = await this.server.command("quickdev.cancelJob", { runId });
     if (isError(answer)) {
       log.warn(answer.error);
     }
@@ -145,7 +140,7 @@ export class Jobs {
     }
     const answer = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: "Quickdev: starting TensorBoard" },
-      () => this.server.command<TensorBoardAnswer>("quickdev.openTensorBoard", runId ? { runId } : {}),
+      () => this.server.command("quickdev.openTensorBoard", runId ? { runId } : {}),
     );
     if (isError(answer)) {
       void vscode.window.showErrorMessage(answer.error);
@@ -162,7 +157,7 @@ export class Jobs {
   /** Fills the store from the server (after a (re)start). */
   /** Whether the server listed them (it may be starting or stopped). */
   async refreshRuns(): Promise<boolean> {
-    const answer = await this.server.command<{ runs: RunSummary[] }>("quickdev.listRuns", {});
+    const answer = await this.server.command("quickdev.listRuns", {});
     if (isError(answer)) {
       log.warn(answer.error);
       return false;
@@ -194,13 +189,14 @@ export class Jobs {
 
 /**
  * Jobs run from the folder that holds the script, with that folder's environment (its .env and
- * `quickdev.env`), unless the caller (a launch configuration) says otherwise.
+ * `quickdev.env`), unless the caller (a launch configuration) says otherwise. A module without a
+ * `cwd` is looked for in every workspace folder by the server; it gets the first folder's environment.
  */
-async function withFolderDefaults(script: string, options: JobOptions): Promise<JobOptions> {
-  const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script));
-  return {
-    ...options,
-    cwd: options.cwd || (folder?.uri.fsPath ?? path.dirname(script)),
-    env: options.env ?? (await folderEnvironment(folder)),
-  };
+async function withFolderDefaults(job: JobRequest): Promise<JobRequest> {
+  const anchor = job.script ?? job.cwd;
+  const folder = anchor
+    ? vscode.workspace.getWorkspaceFolder(vscode.Uri.file(anchor))
+    : vscode.workspace.workspaceFolders?.[0];
+  const cwd = job.cwd || (job.script ? (folder?.uri.fsPath ?? path.dirname(job.script)) : undefined);
+  return { ...job, cwd, env: job.env ?? (await folderEnvironment(folder)) };
 }

@@ -3,10 +3,10 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { exists } from "../common/files";
-import { folderAdditions, relativeScript, workspaceAdditions } from "./launchConfigs";
+import { type EntryScript, folderAdditions, launchCwd, relativeScript, workspaceAdditions } from "./launchConfigs";
 import { type LaunchAdditions, addToLaunch } from "./launchEdits";
 import { log } from "../common/logger";
-import { type ScanAnswer, isError } from "../server/protocol";
+import { isError } from "../server/protocol";
 import type { QuickdevServer } from "../server/server";
 
 /** The Python Debugger extension, which runs `debugpy` configurations. */
@@ -59,16 +59,22 @@ async function editFile(uri: vscode.Uri, additions: LaunchAdditions, root: reado
   return { uri, file, added: outcome.added.length };
 }
 
-async function entryScripts(server: QuickdevServer, folders: readonly vscode.WorkspaceFolder[]): Promise<Map<string, string[]> | string> {
-  const answer = await server.command<ScanAnswer>("quickdev.scanWorkspace", {
+async function entryScripts(
+  server: QuickdevServer,
+  folders: readonly vscode.WorkspaceFolder[],
+): Promise<Map<string, EntryScript[]> | string> {
+  const answer = await server.command("quickdev.scanWorkspace", {
     folders: folders.map((folder) => folder.uri.fsPath),
   });
   if (isError(answer)) {
     return answer.error;
   }
-  const byFolder = new Map<string, string[]>();
+  const byFolder = new Map<string, EntryScript[]>();
   for (const scanned of answer.folders) {
-    const scripts = scanned.entryScripts.map((script) => relativeScript(scanned.folder, script.path));
+    const scripts = scanned.entryScripts.map(({ path: script, module, cwd }): EntryScript => {
+      const relative = relativeScript(scanned.folder, script);
+      return module && cwd !== undefined ? { script: relative, module, cwd: launchCwd(scanned.folder, cwd) } : relative;
+    });
     byFolder.set(path.resolve(scanned.folder), scripts);
   }
   return byFolder;
@@ -77,7 +83,9 @@ async function entryScripts(server: QuickdevServer, folders: readonly vscode.Wor
 export async function generateLaunchConfigurations(server: QuickdevServer): Promise<void> {
   const folders = vscode.workspace.workspaceFolders ?? [];
   if (folders.length === 0) {
-    void vscode.window.showErrorMessage("Quickdev: open a folder or workspace first; launch configurations live in it.");
+    void vscode.window.showErrorMessage(
+      "Quickdev: open a folder or workspace first; launch configurations live in it.",
+    );
     return;
   }
   const scan = await vscode.window.withProgress(
@@ -87,7 +95,7 @@ export async function generateLaunchConfigurations(server: QuickdevServer): Prom
   if (typeof scan === "string") {
     void vscode.window.showWarningMessage(`${scan} Only "Current File" configurations were added.`);
   }
-  const scripts = (folder: vscode.WorkspaceFolder): string[] =>
+  const scripts = (folder: vscode.WorkspaceFolder): EntryScript[] =>
     typeof scan === "string" ? [] : (scan.get(path.resolve(folder.uri.fsPath)) ?? []);
 
   const outcomes: FileOutcome[] = [];

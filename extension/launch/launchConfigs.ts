@@ -18,16 +18,22 @@ function currentFile(): DebugConfiguration {
   };
 }
 
-function quickdev(name: string, mode: "debug" | "profile", script: string, cwd: string): DebugConfiguration {
-  return {
-    name,
-    type: DEBUG_TYPE,
-    request: "launch",
-    mode,
-    script,
-    cwd,
-    justMyCode: false,
-  };
+/**
+ * An entry script, relative to its folder with forward slashes; for one that runs only as
+ * `python -m`, also the module and the folder to run it from, as launch.json writes it.
+ */
+export type EntryScript = string | { script: string; module: string; cwd: string };
+
+function quickdev(name: string, mode: "debug" | "profile", entry: EntryScript): DebugConfiguration {
+  const target =
+    typeof entry === "string"
+      ? { script: `\${workspaceFolder}/${entry}`, cwd: "${workspaceFolder}" }
+      : { module: entry.module, cwd: entry.cwd };
+  return { name, type: DEBUG_TYPE, request: "launch", mode, ...target, justMyCode: false };
+}
+
+function scriptOf(entry: EntryScript): string {
+  return typeof entry === "string" ? entry : entry.script;
 }
 
 /** Without an address: starting it shows the picker of running jobs and Python processes. */
@@ -48,14 +54,13 @@ function attachToRunningJob(): DebugConfiguration {
  * there is no .code-workspace file to hold them once for all folders.
  */
 export function folderAdditions(
-  entryScripts: readonly string[],
+  entryScripts: readonly EntryScript[],
   { debugpy, folderFree = true }: { debugpy: boolean; folderFree?: boolean },
 ): LaunchAdditions {
   const configurations = folderFree ? folderFreeConfigurations(debugpy) : [];
-  for (const script of entryScripts) {
-    const path = `\${workspaceFolder}/${script}`;
-    configurations.push(quickdev(debugName(script), "debug", path, "${workspaceFolder}"));
-    configurations.push(quickdev(`Quickdev: profile ${script}`, "profile", path, "${workspaceFolder}"));
+  for (const entry of entryScripts) {
+    configurations.push(quickdev(debugName(scriptOf(entry)), "debug", entry));
+    configurations.push(quickdev(`Quickdev: profile ${scriptOf(entry)}`, "profile", entry));
   }
   return { configurations };
 }
@@ -75,20 +80,32 @@ function debugName(script: string): string {
  * one folder: Current File, Attach, and a compound naming each folder's debug configuration.
  */
 export function workspaceAdditions(
-  folders: readonly { name: string; entryScripts: readonly string[] }[],
+  folders: readonly { name: string; entryScripts: readonly EntryScript[] }[],
   { debugpy }: { debugpy: boolean },
 ): LaunchAdditions {
   const members: CompoundMember[] = folders.flatMap((folder) =>
-    folder.entryScripts.map((script) => ({ name: debugName(script), folder: folder.name })),
+    folder.entryScripts.map((entry) => ({ name: debugName(scriptOf(entry)), folder: folder.name })),
   );
   const compounds: Compound[] = members.length ? [{ name: COMPOUND, configurations: members }] : [];
   return { configurations: folderFreeConfigurations(debugpy), compounds };
 }
 
+/** A module's folder as launch.json writes it: `${workspaceFolder}`, a folder under it, or absolute. */
+export function launchCwd(folder: string, cwd: string): string {
+  if (normalize(cwd) === normalize(folder)) {
+    return "${workspaceFolder}";
+  }
+  const relative = relativeScript(folder, cwd);
+  return relative === normalize(cwd) ? relative : `\${workspaceFolder}/${relative}`;
+}
+
 /** A script path as launch.json writes it: relative to its folder, forward slashes. */
 export function relativeScript(folder: string, script: string): string {
-  const normalize = (value: string): string => value.replace(/\\/g, "/").replace(/\/+$/, "");
   const base = normalize(folder);
   const full = normalize(script);
   return full.startsWith(`${base}/`) ? full.slice(base.length + 1) : full;
+}
+
+function normalize(value: string): string {
+  return value.replace(/\\/g, "/").replace(/\/+$/, "");
 }

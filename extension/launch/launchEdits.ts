@@ -30,9 +30,7 @@ export interface LaunchAdditions {
 }
 
 export type EditOutcome =
-  | { kind: "changed"; text: string; added: string[] }
-  | { kind: "unchanged" }
-  | { kind: "malformed"; problem: string };
+  { kind: "changed"; text: string; added: string[] } | { kind: "unchanged" } | { kind: "malformed"; problem: string };
 
 interface Layout {
   unit: string;
@@ -54,7 +52,9 @@ function lineIndent(text: string, offset: number): string {
 }
 
 function stringifyAt(value: unknown, indent: string, layout: Layout): string {
-  return JSON.stringify(value, null, layout.unit).split("\n").join(layout.eol + indent);
+  return JSON.stringify(value, null, layout.unit)
+    .split("\n")
+    .join(layout.eol + indent);
 }
 
 /** Inserts `item` (already rendered) as the last member of the object or array `container`. */

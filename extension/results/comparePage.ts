@@ -14,15 +14,26 @@ function facts(data: Record<string, unknown>): (string | undefined)[] {
     text(data.optimizer_steps),
     // Hand-made batches (training steps without a DataLoader) count, as in the Runs view.
     String(
-      list(data.loaders).reduce<number>((sum, l) => sum + (finite(record(l)?.batches) ? (record(l)?.batches as number) : 0), 0) +
-        (finite(data.loop_batches) ? data.loop_batches : 0),
+      list(data.loaders).reduce<number>(
+        (sum, l) => sum + (finite(record(l)?.batches) ? (record(l)?.batches as number) : 0),
+        0,
+      ) + (finite(data.loop_batches) ? data.loop_batches : 0),
     ),
     losses.length ? losses[losses.length - 1]?.toPrecision(4) : undefined,
     megabytes(data.peak_rss_mb),
   ];
 }
 
-const FACTS = ["arguments", "status", "stop reason", "duration", "optimizer steps", "batches", "last loss", "peak memory"];
+const FACTS = [
+  "arguments",
+  "status",
+  "stop reason",
+  "duration",
+  "optimizer steps",
+  "batches",
+  "last loss",
+  "peak memory",
+];
 
 export function compareHtml(first: unknown, second: unknown, nonce: string): string {
   const a = record(first) ?? {};

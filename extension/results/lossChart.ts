@@ -14,7 +14,9 @@ const seriesClass = (i: number): string => `series${i % SERIES_CLASSES}`;
 
 /** The chart, or "" when no run has a finite loss. Step i of every run is at the same x. */
 export function lossChart(series: readonly Series[], width = 480, height = 160): string {
-  const points = series.map((s) => s.values.map((v, step) => [step, v] as const).filter((p): p is readonly [number, number] => finite(p[1])));
+  const points = series.map((s) =>
+    s.values.map((v, step) => [step, v] as const).filter((p): p is readonly [number, number] => finite(p[1])),
+  );
   const all = points.flat();
   if (!all.length) {
     return "";
@@ -31,7 +33,7 @@ export function lossChart(series: readonly Series[], width = 480, height = 160):
       const color = seriesClass(i);
       const name = escapeHtml(series[i]?.name ?? "");
       if (line.length === 1) {
-        const [step, value] = line[0] as readonly [number, number];
+        const [step, value] = line[0];
         return `<circle class="${color}" cx="${x(step)}" cy="${y(value)}" r="3" fill="currentColor"><title>${name}</title></circle>`;
       }
       const coordinates = line.map(([step, value]) => `${x(step)},${y(value)}`).join(" ");

@@ -12,21 +12,33 @@ export const record = (value: unknown): Json | undefined =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
 export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 export const text = (value: unknown): string | undefined =>
-  typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : undefined;
+  typeof value === "string"
+    ? value
+    : typeof value === "number" || typeof value === "boolean"
+      ? String(value)
+      : undefined;
 export const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
 export const positive = (value: unknown): value is number => finite(value) && value > 0;
 /** A run's duration and peak memory as both pages show them; undefined when not a number. */
 export const seconds = (value: unknown): string | undefined => (finite(value) ? `${value.toFixed(1)} s` : undefined);
-export const megabytes = (value: unknown): string | undefined => (positive(value) ? `${value.toFixed(0)} MB` : undefined);
+export const megabytes = (value: unknown): string | undefined =>
+  positive(value) ? `${value.toFixed(0)} MB` : undefined;
 
 /** The script's arguments (argv after the script), as typed in a terminal; undefined: none. */
 export function scriptArguments(data: Json): string | undefined {
-  const args = list(data.argv).slice(1).filter((arg): arg is string => typeof arg === "string");
+  const args = list(data.argv)
+    .slice(1)
+    .filter((arg): arg is string => typeof arg === "string");
   return args.length ? joinArguments(args) : undefined;
 }
 
 export function escapeHtml(value: string): string {
-  return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  return value
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
 }
 
 /** Inline SVG of `values` (finite ones), scaled to the box; empty when fewer than two. */
@@ -40,7 +52,10 @@ export function sparkline(values: readonly unknown[], width = 320, height = 48):
   const span = high - low || 1;
   const step = width / (points.length - 1);
   const coordinates = points
-    .map((value, index) => `${(index * step).toFixed(1)},${(height - 2 - ((value - low) / span) * (height - 4)).toFixed(1)}`)
+    .map(
+      (value, index) =>
+        `${(index * step).toFixed(1)},${(height - 2 - ((value - low) / span) * (height - 4)).toFixed(1)}`,
+    )
     .join(" ");
   const label = `loss from ${points[0]?.toPrecision(4)} to ${points[points.length - 1]?.toPrecision(4)} over ${points.length} steps`;
   return (
@@ -77,7 +92,14 @@ function loaders(result: Json): string {
       return [];
     }
     const signature = text(loader.batch_signature) ?? "";
-    return [[text(loader.origin) ?? "?", text(loader.passes) ?? "0", text(loader.batches) ?? "0", signature + (loader.nonfinite === true ? " NaN/Inf" : "")]];
+    return [
+      [
+        text(loader.origin) ?? "?",
+        text(loader.passes) ?? "0",
+        text(loader.batches) ?? "0",
+        signature + (loader.nonfinite === true ? " NaN/Inf" : ""),
+      ],
+    ];
   });
   return table(["created at", "passes", "batches", "batch"], body);
 }

@@ -23,7 +23,7 @@ export class ResultPanels implements vscode.Disposable {
   constructor(private readonly server: QuickdevServer) {}
 
   async show(run: RunSummary): Promise<void> {
-    const answer = await this.server.command<{ run: RunSummary; result: unknown }>("quickdev.getRun", { runId: run.runId });
+    const answer = await this.server.command("quickdev.getRun", { runId: run.runId });
     if (isError(answer)) {
       void vscode.window.showWarningMessage(`Quickdev: ${answer.error}`);
       return;
@@ -39,7 +39,7 @@ export class ResultPanels implements vscode.Disposable {
   /** Two runs side by side in one panel (reused for the next comparison). */
   async compare(first: RunSummary, second: RunSummary): Promise<void> {
     const answers = await Promise.all(
-      [first, second].map((run) => this.server.command<{ result: unknown }>("quickdev.getRun", { runId: run.runId })),
+      [first, second].map((run) => this.server.command("quickdev.getRun", { runId: run.runId })),
     );
     const results: unknown[] = [];
     for (const answer of answers) {
@@ -68,10 +68,15 @@ export class ResultPanels implements vscode.Disposable {
 
   private open(kind: "result" | "compare", title: string): Shown {
     // No scripts: the page is static HTML under a CSP that allows only its own style.
-    const panel = vscode.window.createWebviewPanel(kind === "result" ? VIEW_TYPE : `${VIEW_TYPE}.compare`, title, vscode.ViewColumn.Active, {
-      enableScripts: false,
-      localResourceRoots: [],
-    });
+    const panel = vscode.window.createWebviewPanel(
+      kind === "result" ? VIEW_TYPE : `${VIEW_TYPE}.compare`,
+      title,
+      vscode.ViewColumn.Active,
+      {
+        enableScripts: false,
+        localResourceRoots: [],
+      },
+    );
     const shown: Shown = { panel, runIds: [] };
     panel.onDidDispose(() => {
       if (this.result === shown) {

@@ -11,13 +11,14 @@ import type { QuickdevServer } from "../server/server";
 export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: ResultPanels): vscode.Disposable[] {
   const register = vscode.commands.registerCommand;
   return [
-    // The same script in the same mode with the same arguments; the script's folder gives the
+    // The same script (or module) in the same mode with the same arguments; its folder gives the
     // environment as before. A run given none leaves them to the server's defaults again.
     register("quickdev.run.rerun", (run: RunSummary) => {
+      const job = run.module ? { module: run.module } : { script: run.script };
       const args = run.args?.length ? run.args : undefined;
       return run.mode === "debug"
-        ? debugScript(run.script, undefined, args)
-        : jobs.run(run.mode === "profile" ? "profile" : "run", run.script, args ? { args } : {});
+        ? debugScript(job, undefined, args)
+        : jobs.run(run.mode === "profile" ? "profile" : "run", args ? { ...job, args } : job);
     }),
     register("quickdev.run.cancel", (run: RunSummary) => jobs.cancel(run.runId)),
     register("quickdev.run.delete", async (run: RunSummary) => {
@@ -29,7 +30,7 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
       if (choice !== "Delete") {
         return;
       }
-      const answer = await server.command<{ deleted: string }>("quickdev.deleteRun", { runId: run.runId });
+      const answer = await server.command("quickdev.deleteRun", { runId: run.runId });
       if (isError(answer)) {
         void vscode.window.showErrorMessage(`Quickdev: ${answer.error}`);
         return;
@@ -41,18 +42,26 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
     register("quickdev.run.compare", async (run: RunSummary, selected?: readonly RunSummary[]) => {
       const chosen = (selected ?? []).filter((node): node is RunSummary => "runId" in node);
       if (chosen.length === 2) {
-        return results.compare(chosen[0] as RunSummary, chosen[1] as RunSummary);
+        return results.compare(chosen[0], chosen[1]);
       }
       // Runs of the same workspace folder: the other folders' scripts are other projects.
-      const folderOf = (script: string): string | undefined => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script))?.uri.fsPath;
+      const folderOf = (script: string): string | undefined =>
+        vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script))?.uri.fsPath;
       const folder = folderOf(run.script);
       const others = jobs.knownRuns().filter((other) => other.runId !== run.runId && folderOf(other.script) === folder);
       if (!others.length) {
-        void vscode.window.showInformationMessage(`Quickdev: no other run of ${path.basename(run.script)}'s folder to compare with.`);
+        void vscode.window.showInformationMessage(
+          `Quickdev: no other run of ${path.basename(run.script)}'s folder to compare with.`,
+        );
         return undefined;
       }
       const picked = await vscode.window.showQuickPick(
-        others.map((other) => ({ label: runLabel(other), description: other.runId, detail: describeRun(other), run: other })),
+        others.map((other) => ({
+          label: runLabel(other),
+          description: other.runId,
+          detail: describeRun(other),
+          run: other,
+        })),
         { title: `Compare ${run.runId} with…`, matchOnDescription: true },
       );
       return picked && results.compare(run, picked.run);

@@ -19,5 +19,7 @@ export function groupByFolder(
     const name = folderOf(run.script) ?? "";
     groups.set(name, [...(groups.get(name) ?? []), run]);
   }
-  return [...groups].filter(([, members]) => members.length > 0).map(([folder, members]) => ({ folder, runs: members }));
+  return [...groups]
+    .filter(([, members]) => members.length > 0)
+    .map(([folder, members]) => ({ folder, runs: members }));
 }

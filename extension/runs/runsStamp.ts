@@ -24,7 +24,10 @@ export async function runsStamp(runsDirs: readonly string[]): Promise<string> {
           .filter((entry) => entry.isDirectory())
           .map(async (entry) => {
             const runDir = path.join(dir, entry.name);
-            const [dirStat, result] = await Promise.all([stat(runDir).catch(() => undefined), stat(path.join(runDir, RESULT_FILE)).catch(() => undefined)]);
+            const [dirStat, result] = await Promise.all([
+              stat(runDir).catch(() => undefined),
+              stat(path.join(runDir, RESULT_FILE)).catch(() => undefined),
+            ]);
             return `${entry.name} ${stamp(dirStat)} ${stamp(result)}`;
           }),
       );

@@ -49,8 +49,13 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     if (folders.length < 2) {
       return this.store.all();
     }
-    const folderOf = (script: string): string | undefined => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script))?.name;
-    return groupByFolder(this.store.all(), folders.map((f) => f.name), folderOf);
+    const folderOf = (script: string): string | undefined =>
+      vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script))?.name;
+    return groupByFolder(
+      this.store.all(),
+      folders.map((f) => f.name),
+      folderOf,
+    );
   }
 
   getTreeItem(node: RunsNode): vscode.TreeItem {

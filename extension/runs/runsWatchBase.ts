@@ -7,7 +7,11 @@ import * as path from "node:path";
  * directory inside its workspace folder is therefore watched from the folder, by a pattern
  * below it; one elsewhere from itself (it exists once any job has used it).
  */
-export function watchBase(runsDir: string, folder: string, exists: (dir: string) => boolean): { base: string; pattern: string } {
+export function watchBase(
+  runsDir: string,
+  folder: string,
+  exists: (dir: string) => boolean,
+): { base: string; pattern: string } {
   if (exists(runsDir)) {
     return { base: runsDir, pattern: "**" };
   }

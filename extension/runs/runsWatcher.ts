@@ -38,7 +38,9 @@ export class RunsWatcher implements vscode.Disposable {
   ) {
     this.subscriptions = [
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.watch()),
-      vscode.workspace.onDidChangeConfiguration((event) => event.affectsConfiguration(`${SECTION}.runsDir`) && this.watch()),
+      vscode.workspace.onDidChangeConfiguration(
+        (event) => event.affectsConfiguration(`${SECTION}.runsDir`) && this.watch(),
+      ),
       view.onDidChangeVisibility(() => this.pollWhileVisible()),
     ];
     this.watch();
@@ -49,7 +51,10 @@ export class RunsWatcher implements vscode.Disposable {
     this.stopWatching();
     const patterns = new Map<string, vscode.RelativePattern>();
     for (const folder of vscode.workspace.workspaceFolders ?? []) {
-      const runsDir = resolveVariables(readSettings().runsDir, { ...variableContext(), workspaceFolder: folder.uri.fsPath });
+      const runsDir = resolveVariables(readSettings().runsDir, {
+        ...variableContext(),
+        workspaceFolder: folder.uri.fsPath,
+      });
       const root = path.isAbsolute(runsDir) ? runsDir : path.join(folder.uri.fsPath, runsDir);
       // A run is a directory of files below the runs directory; any change there may be one.
       const { base, pattern } = watchBase(root, folder.uri.fsPath, existsSync);

@@ -11,11 +11,19 @@ const SOURCES: Record<Interpreter["source"], string> = {
 };
 
 export class InterpreterStatus implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem("quickdev.interpreter", vscode.StatusBarAlignment.Right, 100);
+  private readonly item = vscode.window.createStatusBarItem(
+    "quickdev.interpreter",
+    vscode.StatusBarAlignment.Right,
+    100,
+  );
 
   constructor() {
     this.item.name = "Quickdev Interpreter";
-    this.item.command = { title: "Quickdev interpreter", command: "workbench.action.openSettings", arguments: [`@id:quickdev.python`] };
+    this.item.command = {
+      title: "Quickdev interpreter",
+      command: "workbench.action.openSettings",
+      arguments: [`@id:quickdev.python`],
+    };
   }
 
   /** The interpreter the server and its jobs run with; `report` once it was checked. */

@@ -1,14 +1,8 @@
 // Types of the language server's commands and notifications (docs/protocol.md). No vscode import:
 // unit tests load this module under plain node.
+import type { QuickdevSettings } from "../common/settingsResolve";
 
-export type RunStatus =
-  | "queued"
-  | "running"
-  | "passed"
-  | "failed"
-  | "stopped"
-  | "killed"
-  | "cancelled";
+export type RunStatus = "queued" | "running" | "passed" | "failed" | "stopped" | "killed" | "cancelled";
 
 export type JobMode = "run" | "profile" | "debug";
 
@@ -45,6 +39,8 @@ export interface RunSummary {
   losses: number[];
   /** What the run did that a plain `python` run would not (one epoch, device, outputs kept, the budget that stopped it): one line each, as the terminal summary words them; empty until it ends. */
   changes: string[];
+  /** A job run as `python -m`: the module (`script` is then its file, or its name for a run on disk). */
+  module?: string;
   error?: RunError;
   /** Runs this server started, while they run: what the job is doing (train, validate, …). */
   stage?: string;
@@ -54,8 +50,10 @@ export interface RunSummary {
   attach?: Address;
 }
 
+/** What a job runs: `script`, or `module` as `python -m` does (from `cwd`); the server takes one. */
 export interface StartJobArgs {
-  script: string;
+  script?: string;
+  module?: string;
   mode?: JobMode;
   cwd?: string;
   args?: string[];
@@ -79,8 +77,31 @@ export interface StartJobAnswer {
   attach?: Address;
 }
 
-export interface AttachAnswer {
-  attach: Address;
+/** The argument of the commands about one run. */
+export interface RunRef {
+  runId: string;
+}
+
+export interface CancelAnswer {
+  cancelled: boolean;
+}
+
+export interface RunList {
+  runs: RunSummary[];
+}
+
+export interface RunDetail {
+  run: RunSummary;
+  /** result.json as the job wrote it; null before the job ends. */
+  result: unknown;
+}
+
+export interface DeleteAnswer {
+  deleted: string;
+}
+
+export interface TensorBoardArgs {
+  runId?: string;
 }
 
 export interface TensorBoardAnswer {
@@ -89,9 +110,103 @@ export interface TensorBoardAnswer {
   run?: string;
 }
 
-export interface ScanAnswer {
-  folders: { folder: string; entryScripts: { path: string; kind: string }[]; error?: string }[];
+export interface SourceArgs {
+  filename: string;
+  runId?: string;
 }
+
+export interface SourceAnswer {
+  path: string;
+}
+
+/** A run (by id, or its directory for a job started elsewhere) to make accept a debugger. */
+export interface AttachJobArgs {
+  runId?: string;
+  runDir?: string;
+}
+
+export interface AttachPidArgs {
+  pid: number;
+}
+
+export interface AttachAnswer {
+  attach: Address;
+}
+
+export interface ScanArgs {
+  folders?: string[];
+}
+
+export interface ScannedScript {
+  path: string;
+  kind: string;
+  /** A script that runs only as `python -m`: the module, and the folder to run it from. */
+  module?: string;
+  cwd?: string;
+}
+
+export interface ScannedFolder {
+  folder: string;
+  entryScripts: ScannedScript[];
+  error?: string;
+}
+
+export interface ScanAnswer {
+  folders: ScannedFolder[];
+}
+
+/** A command that takes no argument: `{}`. */
+export type NoArgument = Record<string, never>;
+
+/** Every type docs/protocol.md describes, by the name it has there. */
+export interface ProtocolTypes {
+  Settings: QuickdevSettings;
+  StartJobArgs: StartJobArgs;
+  StartJobAnswer: StartJobAnswer;
+  RunRef: RunRef;
+  CancelAnswer: CancelAnswer;
+  RunList: RunList;
+  RunDetail: RunDetail;
+  DeleteAnswer: DeleteAnswer;
+  TensorBoardArgs: TensorBoardArgs;
+  TensorBoardAnswer: TensorBoardAnswer;
+  SourceArgs: SourceArgs;
+  SourceAnswer: SourceAnswer;
+  AttachJobArgs: AttachJobArgs;
+  AttachPidArgs: AttachPidArgs;
+  AttachAnswer: AttachAnswer;
+  ScanArgs: ScanArgs;
+  ScanAnswer: ScanAnswer;
+  ScannedFolder: ScannedFolder;
+  ScannedScript: ScannedScript;
+  RunSummary: RunSummary;
+  RunError: RunError;
+  Address: Address;
+}
+
+/**
+ * Each `quickdev.*` command's argument and answer, by type name ("{}": no argument), as
+ * docs/protocol.md's command table lists them. QuickdevServer.command takes its argument and
+ * answer types from here, so a wrong argument is a compile error; a unit test holds this table
+ * to the document.
+ */
+export const COMMANDS = {
+  "quickdev.startJob": { argument: "StartJobArgs", answer: "StartJobAnswer" },
+  "quickdev.cancelJob": { argument: "RunRef", answer: "CancelAnswer" },
+  "quickdev.listRuns": { argument: "{}", answer: "RunList" },
+  "quickdev.getRun": { argument: "RunRef", answer: "RunDetail" },
+  "quickdev.deleteRun": { argument: "RunRef", answer: "DeleteAnswer" },
+  "quickdev.openTensorBoard": { argument: "TensorBoardArgs", answer: "TensorBoardAnswer" },
+  "quickdev.resolveSource": { argument: "SourceArgs", answer: "SourceAnswer" },
+  "quickdev.attachJob": { argument: "AttachJobArgs", answer: "AttachAnswer" },
+  "quickdev.attachPid": { argument: "AttachPidArgs", answer: "AttachAnswer" },
+  "quickdev.scanWorkspace": { argument: "ScanArgs", answer: "ScanAnswer" },
+} as const satisfies Record<string, { argument: keyof ProtocolTypes | "{}"; answer: keyof ProtocolTypes }>;
+
+export type CommandName = keyof typeof COMMANDS;
+type TypeNamed<N> = N extends keyof ProtocolTypes ? ProtocolTypes[N] : NoArgument;
+export type CommandArgument<C extends CommandName> = TypeNamed<(typeof COMMANDS)[C]["argument"]>;
+export type CommandAnswer<C extends CommandName> = TypeNamed<(typeof COMMANDS)[C]["answer"]>;
 
 /**
  * The fields of each type above as docs/protocol.md lists them ("optional" where it may be
@@ -101,8 +216,20 @@ export interface ScanAnswer {
 type Fields<T> = { readonly [K in keyof T]-?: object extends Pick<T, K> ? "optional" : "required" };
 
 export const PROTOCOL_FIELDS = {
+  Settings: {
+    python: "required",
+    batches: "required",
+    batchSize: "required",
+    runsDir: "required",
+    keepOutputs: "required",
+    runsKeep: "required",
+    runsMaxSizeMb: "required",
+    warmStart: "required",
+    lenses: "required",
+  },
   StartJobArgs: {
-    script: "required",
+    script: "optional",
+    module: "optional",
     mode: "optional",
     cwd: "optional",
     args: "optional",
@@ -113,8 +240,24 @@ export const PROTOCOL_FIELDS = {
     timeout: "optional",
     device: "optional",
     nproc: "optional",
-  } satisfies Fields<StartJobArgs>,
-  StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" } satisfies Fields<StartJobAnswer>,
+  },
+  StartJobAnswer: { runId: "required", runDir: "required", args: "required", attach: "optional" },
+  RunRef: { runId: "required" },
+  CancelAnswer: { cancelled: "required" },
+  RunList: { runs: "required" },
+  RunDetail: { run: "required", result: "required" },
+  DeleteAnswer: { deleted: "required" },
+  TensorBoardArgs: { runId: "optional" },
+  TensorBoardAnswer: { url: "required", pid: "required", run: "optional" },
+  SourceArgs: { filename: "required", runId: "optional" },
+  SourceAnswer: { path: "required" },
+  AttachJobArgs: { runId: "optional", runDir: "optional" },
+  AttachPidArgs: { pid: "required" },
+  AttachAnswer: { attach: "required" },
+  ScanArgs: { folders: "optional" },
+  ScanAnswer: { folders: "required" },
+  ScannedFolder: { folder: "required", entryScripts: "required", error: "optional" },
+  ScannedScript: { path: "required", kind: "required", module: "optional", cwd: "optional" },
   RunSummary: {
     runId: "required",
     script: "required",
@@ -129,35 +272,24 @@ export const PROTOCOL_FIELDS = {
     batches: "required",
     losses: "required",
     changes: "required",
+    module: "optional",
     error: "optional",
     stage: "optional",
     steps: "optional",
     attach: "optional",
-  } satisfies Fields<RunSummary>,
-  RunError: { message: "required", file: "optional", line: "optional" } satisfies Fields<RunError>,
-  Address: { host: "required", port: "required", pid: "optional" } satisfies Fields<Address>,
-  AttachAnswer: { attach: "required" } satisfies Fields<AttachAnswer>,
-  TensorBoardAnswer: { url: "required", pid: "required", run: "optional" } satisfies Fields<TensorBoardAnswer>,
-} as const;
+  },
+  RunError: { message: "required", file: "optional", line: "optional" },
+  Address: { host: "required", port: "required", pid: "optional" },
+} as const satisfies { [Name in keyof ProtocolTypes]: Fields<ProtocolTypes[Name]> };
 
 /** Every command answers either its result or `{"error": "..."}` (a line to show as is). */
 export type Answer<T> = T | { error: string };
 
 export function isError<T>(answer: Answer<T>): answer is { error: string } {
-  return (
-    typeof answer === "object" &&
-    answer !== null &&
-    typeof (answer as { error?: unknown }).error === "string"
-  );
+  return typeof answer === "object" && answer !== null && typeof (answer as { error?: unknown }).error === "string";
 }
 
-const FINISHED: ReadonlySet<RunStatus> = new Set<RunStatus>([
-  "passed",
-  "failed",
-  "stopped",
-  "killed",
-  "cancelled",
-]);
+const FINISHED: ReadonlySet<RunStatus> = new Set<RunStatus>(["passed", "failed", "stopped", "killed", "cancelled"]);
 
 export function isFinished(status: RunStatus): boolean {
   return FINISHED.has(status);
@@ -173,9 +305,14 @@ export const LENS_COMMANDS = {
 
 export const RUN_CHANGED = "quickdev/runChanged";
 
-/** The argument of a lens command: `[{"script", "file"?, "line"?}]`, line 0-based. */
+/**
+ * The argument of a lens command: `[{"script", "module"?, "cwd"?, "file"?, "line"?}]`, line
+ * 0-based; `module` (with the folder to run it from) for a script that runs only as `python -m`.
+ */
 export interface LensArgument {
   script: string;
+  module?: string;
+  cwd?: string;
   file?: string;
   line?: number;
 }
@@ -184,8 +321,11 @@ export function parseLensArgument(value: unknown): LensArgument | undefined {
   if (typeof value !== "object" || value === null) {
     return undefined;
   }
-  const { script, file, line } = value as Record<string, unknown>;
+  const { script, module, cwd, file, line } = value as Record<string, unknown>;
   if (typeof script !== "string" || script === "") {
+    return undefined;
+  }
+  if (module !== undefined && (typeof module !== "string" || module === "" || typeof cwd !== "string")) {
     return undefined;
   }
   if (line !== undefined && (typeof line !== "number" || !Number.isInteger(line) || line < 0)) {
@@ -194,5 +334,6 @@ export function parseLensArgument(value: unknown): LensArgument | undefined {
   if (file !== undefined && (typeof file !== "string" || file === "")) {
     return undefined;
   }
-  return { script, file: file as string | undefined, line: line as number | undefined };
+  const asModule = typeof module === "string" ? { module, cwd: cwd as string } : {};
+  return { script, ...asModule, file, line };
 }

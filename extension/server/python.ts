@@ -10,9 +10,7 @@ import { type Interpreter, pickInterpreter } from "../common/settingsResolve";
 interface PythonExtensionApi {
   environments: {
     getActiveEnvironmentPath(resource?: vscode.Uri): { path: string };
-    resolveEnvironment(
-      path: string,
-    ): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
+    resolveEnvironment(path: string): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
     onDidChangeActiveEnvironmentPath: vscode.Event<unknown>;
   };
 }
@@ -51,7 +49,9 @@ export function isChosen(interpreter: Interpreter): boolean {
   if (!setting) {
     return interpreter.source !== "setting";
   }
-  return interpreter.source === "setting" && pickInterpreter(setting, undefined, variableContext()).path === interpreter.path;
+  return (
+    interpreter.source === "setting" && pickInterpreter(setting, undefined, variableContext()).path === interpreter.path
+  );
 }
 
 export async function resolveInterpreter(): Promise<Interpreter> {
@@ -62,9 +62,7 @@ export async function resolveInterpreter(): Promise<Interpreter> {
 }
 
 /** Calls back when the Python extension's active environment changes (if it is installed). */
-export async function onPythonExtensionChange(
-  listener: () => void,
-): Promise<vscode.Disposable | undefined> {
+export async function onPythonExtensionChange(listener: () => void): Promise<vscode.Disposable | undefined> {
   const api = await pythonExtensionApi();
   return api?.environments.onDidChangeActiveEnvironmentPath(listener);
 }
@@ -140,7 +138,9 @@ export async function checkInterpreter(interpreter: Interpreter, stillCurrent: (
           return;
         }
         if (!stillCurrent()) {
-          void vscode.window.showWarningMessage("Quickdev: the interpreter setting changed since this offer; nothing was installed.");
+          void vscode.window.showWarningMessage(
+            "Quickdev: the interpreter setting changed since this offer; nothing was installed.",
+          );
           return;
         }
         const terminal = vscode.window.createTerminal("Quickdev: install");

@@ -13,7 +13,14 @@ import {
 } from "vscode-languageclient/node";
 import { log, logChannel } from "../common/logger";
 import { lensesWithTooltips } from "./lensTooltips";
-import { type Answer, RUN_CHANGED, type RunSummary } from "./protocol";
+import {
+  type Answer,
+  type CommandAnswer,
+  type CommandArgument,
+  type CommandName,
+  RUN_CHANGED,
+  type RunSummary,
+} from "./protocol";
 import { serverSettings } from "../common/settings";
 import type { Interpreter } from "../common/settingsResolve";
 
@@ -135,7 +142,7 @@ export class QuickdevServer implements vscode.Disposable {
   }
 
   /** Runs a server command; a failure comes back as `{error}` with a line to show the user. */
-  async command<T>(name: string, argument: object): Promise<Answer<T>> {
+  async command<C extends CommandName>(name: C, argument: CommandArgument<C>): Promise<Answer<CommandAnswer<C>>> {
     // A command right after activation or a settings change waits for the server to be up.
     await this.settled();
     if (!this.client || !this.isReady()) {
@@ -146,11 +153,11 @@ export class QuickdevServer implements vscode.Disposable {
       };
     }
     try {
-      const answer = await this.client.sendRequest(ExecuteCommandRequest.type, {
+      const answer: unknown = await this.client.sendRequest(ExecuteCommandRequest.type, {
         command: name,
         arguments: [argument],
       });
-      return answer as Answer<T>;
+      return answer as Answer<CommandAnswer<C>>;
     } catch (error) {
       const message = (error as Error).message ?? String(error);
       log.error(`${name} failed: ${message}`);

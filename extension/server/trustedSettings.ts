@@ -13,7 +13,10 @@ const KEY = `${SECTION}.python`;
 // A workspace whose update never comes (the file changed meanwhile) does not hold the server.
 const MAX_WAIT_MS = 10_000;
 
-async function settingIn(file: vscode.Uri | undefined, inner: (json: Record<string, unknown>) => unknown): Promise<string | undefined> {
+async function settingIn(
+  file: vscode.Uri | undefined,
+  inner: (json: Record<string, unknown>) => unknown,
+): Promise<string | undefined> {
   if (!file || file.scheme !== "file") {
     return undefined;
   }
@@ -34,7 +37,10 @@ async function writtenInWorkspace(): Promise<string | undefined> {
   if (inFolder !== undefined) {
     return inFolder;
   }
-  return settingIn(vscode.workspace.workspaceFile, (json) => (json.settings as Record<string, unknown> | undefined)?.[KEY]);
+  return settingIn(
+    vscode.workspace.workspaceFile,
+    (json) => (json.settings as Record<string, unknown> | undefined)?.[KEY],
+  );
 }
 
 /** Resolves once quickdev.python reads as the workspace writes it (at once when it does). */

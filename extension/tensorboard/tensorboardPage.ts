@@ -48,8 +48,7 @@ export function tensorBoardHtml(frameUrl: string, nonce: string): string {
     `style-src 'nonce-${nonce}'`,
     `script-src 'nonce-${nonce}'`,
   ].join("; ");
-  const escape = (value: string): string =>
-    value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  const escape = (value: string): string => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -21,6 +21,7 @@ test("the bundle loads without node_modules (what the VSIX ships)", () => {
     return request === "vscode" ? new Proxy({}, { get: () => function () {} }) : original.call(this, request, ...rest);
   };
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded through the patched loader above
     const loaded = require(copy) as { activate?: unknown; deactivate?: unknown };
     assert.equal(typeof loaded.activate, "function");
     assert.equal(typeof loaded.deactivate, "function");

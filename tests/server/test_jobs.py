@@ -196,7 +196,7 @@ async def test_debug_job_answers_where_to_attach(client: LanguageClient, script:
 @pytest.mark.parametrize(
     ("argument", "expected"),
     [
-        ({}, 'missing "script"'),
+        ({}, 'give "script" (a file to run) or "module"'),
         ({"script": "train.py"}, "must be an absolute path"),
         ({"script": "/no/such/dir/train.py"}, "not found; save it to disk first"),
         ({"script": "SCRIPT", "mode": "fast"}, '"mode" must be one of run, profile, debug'),

@@ -15,13 +15,13 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from quickdev.attach import DEFAULT_TIMEOUT_S, AttachError, attach_to_run
 from quickdev.processes import NEUTRAL_CWD
 from quickdev.rundir.validate import InvalidData, structure
+from quickdev.server import protocol
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
+from quickdev.server.commands import CommandError, problem, register
 from quickdev.server.job_environment import helper_environment
 from quickdev.server.runs import runs_of
 
@@ -52,12 +52,12 @@ class Address:
 
 
 def setup(server: QuickdevServer) -> None:
-    register(server, "quickdev.attachJob", attach_job)
-    register(server, "quickdev.attachPid", attach_pid)
+    register(server, "quickdev.attachJob", AttachJob, attach_job)
+    register(server, "quickdev.attachPid", AttachPid, attach_pid)
 
 
-async def attach_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    run_dir = _run_dir(ls, argument)
+async def attach_job(ls: QuickdevServer, which: AttachJob) -> protocol.AttachAnswer:
+    run_dir = _run_dir(ls, which)
     try:
         address = await asyncio.to_thread(attach_to_run, run_dir)
     except AttachError as exc:
@@ -65,8 +65,7 @@ async def attach_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
     return {"attach": _address(address)}
 
 
-def _run_dir(ls: QuickdevServer, argument: dict[str, Any]) -> Path:
-    which = parse_argument(argument, AttachJob)
+def _run_dir(ls: QuickdevServer, which: AttachJob) -> Path:
     if which.runDir is not None:
         return Path(which.runDir).expanduser()
     if which.runId is None:
@@ -74,8 +73,8 @@ def _run_dir(ls: QuickdevServer, argument: dict[str, Any]) -> Path:
     return runs_of(ls).find(which.runId).run_dir
 
 
-async def attach_pid(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    pid = parse_argument(argument, AttachPid).pid
+async def attach_pid(ls: QuickdevServer, wanted: AttachPid) -> protocol.AttachAnswer:
+    pid = wanted.pid
     if pid <= 0:
         raise CommandError(f'"pid" must be a process id (a whole number > 0), got {pid!r}')
     interpreter = ls.state.settings.python or sys.executable
@@ -118,12 +117,12 @@ def _last_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def _address(address: object) -> dict[str, Any]:
+def _address(address: object) -> protocol.Address:
     try:
         found = structure(address, Address)
     except InvalidData:
         raise CommandError(f"the debugger reported no usable address ({address!r})") from None
-    answer: dict[str, Any] = {"host": found.host, "port": found.port}
+    answer: protocol.Address = {"host": found.host, "port": found.port}
     if found.pid is not None:
         answer["pid"] = found.pid
     return answer

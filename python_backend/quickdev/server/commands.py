@@ -6,26 +6,40 @@ Failures are answers rather than LSP errors so the extension can show them as th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from quickdev.rundir.validate import converter, failed_field
 from quickdev.server.app import QuickdevServer
 from quickdev.server.log import log
+from quickdev.server.types import Command
 
 T = TypeVar("T")
-Answer = dict[str, Any]
-Handler = Callable[[QuickdevServer, dict[str, Any]], Awaitable[Answer]]
+# A command's answer: one of the types of server/protocol.py, or {"error": one line}.
+Answer = Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class NoArgument:
+    """The argument of a command that takes none (``{}``)."""
 
 
 class CommandError(Exception):
     """Bad input or an impossible request; the message names the problem and the fix."""
 
 
-def register(server: QuickdevServer, name: str, handler: Handler) -> None:
+def register(
+    server: QuickdevServer,
+    name: str,
+    argument: type[T],
+    handler: Callable[[QuickdevServer, T], Awaitable[Answer]],
+) -> None:
+    """``handler`` answers ``name`` with the argument read into the dataclass ``argument``;
+    its return annotation is the answer's type (server/protocol.py)."""
+
     async def run(ls: QuickdevServer, *arguments: Any) -> Answer:
         try:
-            return await handler(ls, _single_object(name, arguments))
+            return await handler(ls, parse_argument(_single_object(name, arguments), argument))
         except CommandError as exc:
             return {"error": str(exc)}
         except Exception as exc:
@@ -33,6 +47,7 @@ def register(server: QuickdevServer, name: str, handler: Handler) -> None:
             return {"error": f"{name} failed unexpectedly ({exc}); see the Quickdev log"}
 
     server.command(name)(run)
+    server.state.commands[name] = Command(argument, handler)
 
 
 def _single_object(name: str, arguments: tuple[Any, ...]) -> dict[str, Any]:

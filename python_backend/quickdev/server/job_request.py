@@ -34,11 +34,12 @@ class JobRequest:
     nproc: int | None = None
     keep_outputs: bool = False
     retention: Retention = RETENTION
+    module: str | None = None  # run as `python -m module`; `script` is then the module's file
 
 
 def job_command(request: JobRequest, run_id: str) -> list[str]:
-    """``<python> -m quickdev run --run-id ID --runs-dir DIR ... SCRIPT -- ARGS``: quickdev's
-    own options before the script, the script's after it."""
+    """``<python> -m quickdev run --run-id ID --runs-dir DIR ... SCRIPT -- ARGS`` (or ``-m
+    MODULE`` for the script): quickdev's own options before the script, the script's after it."""
     command = [request.interpreter, "-m", "quickdev", "run", "--run-id", run_id]
     command += ["--runs-dir", str(request.runs_dir), "--batches", str(request.batches)]
     if request.keep_outputs:
@@ -58,4 +59,5 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
         command += ["--nproc", str(request.nproc)]
     if request.mode == "debug":
         command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
-    return [*command, str(request.script), "--", *request.args]
+    target = ["-m", request.module] if request.module else [str(request.script)]
+    return [*command, *target, "--", *request.args]

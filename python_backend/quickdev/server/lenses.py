@@ -18,6 +18,7 @@ from pygls.uris import to_fs_path, uri_scheme
 
 from quickdev.analysis import Analysis, Step
 from quickdev.analysis.model import TRAINING_STEP_KINDS
+from quickdev.analysis.modules import module_entry
 from quickdev.analysis.source import decode_source
 from quickdev.server.app import PlainJson, QuickdevServer
 from quickdev.server.documents import MAX_DOCUMENT_CHARS, analyze_bounded
@@ -95,9 +96,10 @@ async def lenses_for(ls: QuickdevServer, uri: str) -> list[Lens]:
     lenses: list[Lens] = []
     entry = analysis.main_entry
     if entry is not None:
+        argument = await _entry_argument(ls, uri, path)
         for switch, title, command, tooltip in ENTRY_LENSES:
             if switches.get(switch, True):
-                lenses.append(_lens(entry.line, title, command, {"script": str(path)}, tooltip))
+                lenses.append(_lens(entry.line, title, command, argument, tooltip))
     if analysis.steps and switches.get("step", True):
         script = path if entry is not None else _entry_script_near(ls, path)
         for step in analysis.steps:
@@ -147,6 +149,26 @@ def _analysis_on_disk(path: Path) -> Analysis | None:
     except OSError:
         return None
     return None if text is None else analyze_bounded(text)
+
+
+async def _entry_argument(ls: QuickdevServer, uri: str, path: Path) -> dict[str, Any]:
+    """The entry lenses' argument: the script, and for a file that runs only as ``python -m``
+    (in a package, importing it) the module and the folder to run it from."""
+    argument: dict[str, Any] = {"script": str(path)}
+    if not (path.parent / "__init__.py").is_file():
+        return argument  # the common case costs one stat, not a read
+    document = ls.workspace.text_documents.get(unquote(uri))
+    source = document.source if document is not None else await asyncio.to_thread(_read, path)
+    if (entry := module_entry(path, source)) is not None:
+        argument["module"], argument["cwd"] = entry[0], str(entry[1])
+    return argument
+
+
+def _read(path: Path) -> str:
+    try:
+        return decode_source(path.read_bytes()) or ""
+    except OSError:
+        return ""
 
 
 def _entry_script_near(ls: QuickdevServer, path: Path) -> Path:

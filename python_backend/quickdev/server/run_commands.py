@@ -11,20 +11,21 @@ from typing import Any
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.process import run_doubt
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, CommandError, parse_argument, register
+from quickdev.server.commands import CommandError, NoArgument, register
+from quickdev.server.protocol import CancelAnswer, RunDetail, RunList
 from quickdev.server.run_processes import end_run
 from quickdev.server.run_summary import run_summary, summaries_on_disk
 from quickdev.server.runs import RunId, runs_of
 
 
 def setup(server: QuickdevServer) -> None:
-    register(server, "quickdev.cancelJob", cancel_job)
-    register(server, "quickdev.listRuns", list_runs)
-    register(server, "quickdev.getRun", get_run)
+    register(server, "quickdev.cancelJob", RunId, cancel_job)
+    register(server, "quickdev.listRuns", NoArgument, list_runs)
+    register(server, "quickdev.getRun", RunId, get_run)
 
 
-async def cancel_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    run_id = parse_argument(argument, RunId).runId
+async def cancel_job(ls: QuickdevServer, which: RunId) -> CancelAnswer:
+    run_id = which.runId
     runs = runs_of(ls)
     found = runs.find(run_id)
     if found.run is not None:
@@ -39,7 +40,7 @@ async def cancel_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
     return {"cancelled": False}
 
 
-async def list_runs(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
+async def list_runs(ls: QuickdevServer, _: NoArgument) -> RunList:
     runs = runs_of(ls)
     summaries = {
         run_id: run_summary(run.run_dir, run.result, run) for run_id, run in runs.jobs.runs.items()
@@ -51,8 +52,8 @@ async def list_runs(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
     return {"runs": ordered}
 
 
-async def get_run(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    run_id = parse_argument(argument, RunId).runId
+async def get_run(ls: QuickdevServer, which: RunId) -> RunDetail:
+    run_id = which.runId
     found = runs_of(ls).find(run_id)
     # The file as the job wrote it, whatever its shape: the extension shows it as is.
     raw = _json_file(found.run_dir / RESULT_FILE)

@@ -8,24 +8,24 @@ runs directory of each workspace folder, and says so in one line per run.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from lsprotocol import types
 
 from quickdev.limits.journal.recover import recover
 from quickdev.rundir.retention import delete_run
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, CommandError, parse_argument, register
+from quickdev.server.commands import CommandError, register
 from quickdev.server.log import log
+from quickdev.server.protocol import DeleteAnswer
 from quickdev.server.runs import RunId, runs_of
 
 
 def setup(server: QuickdevServer) -> None:
-    register(server, "quickdev.deleteRun", delete)
+    register(server, "quickdev.deleteRun", RunId, delete)
 
 
-async def delete(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    run_id = parse_argument(argument, RunId).runId
+async def delete(ls: QuickdevServer, which: RunId) -> DeleteAnswer:
+    run_id = which.runId
     found = runs_of(ls).find(run_id)
     if found.run is not None and not found.run.finished.is_set():
         raise CommandError(f"run {run_id} is still running; cancel it first")

@@ -7,11 +7,12 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from quickdev.rundir.process import ProcessRecord
 from quickdev.rundir.result import JobResult
 from quickdev.server.job_request import JobRequest
+from quickdev.server.protocol import Address
 from quickdev.server.types import Failure
 
 RunStatus = Literal["queued", "running", "passed", "failed", "stopped", "killed", "cancelled"]
@@ -46,7 +47,7 @@ class Listening:
     host: str = "127.0.0.1"
     pid: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Address:
         return {"host": self.host or "127.0.0.1", "port": self.port}
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from quickdev.rundir.changes import changes
 from quickdev.rundir.ids import is_run_id, iso_utc
@@ -17,13 +16,12 @@ from quickdev.rundir.layout import RESULT_FILE, STDOUT_FILE
 from quickdev.rundir.process import run_alive
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import read_result_checked
+from quickdev.server.protocol import RunSummary
 from quickdev.server.run_state import FINISHED, Run
 from quickdev.server.types import Failure
 
-Summary = dict[str, Any]
 
-
-def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None) -> Summary:
+def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None) -> RunSummary:
     """The summary of the run in ``run_dir``; ``run`` when this server started it."""
     if run is None and result is None:
         raise ValueError("a run on disk is summarised from its result")
@@ -31,7 +29,7 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
     batches = (
         sum(loader.batches for loader in result.loaders) + result.loop_batches if result else 0
     )
-    summary: Summary = {
+    summary: RunSummary = {
         "runId": run.run_id if run else _id_on_disk(run_dir, result),
         "script": str(run.script) if run else (result.script if result else ""),
         "args": list(run.request.args) if run else _args_on_disk(result),
@@ -46,6 +44,9 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
         "losses": list(result.losses) if result else [],
         "changes": changes(result) if result else [],
     }
+    module = run.request.module if run else _module_on_disk(result)
+    if module is not None:
+        summary["module"] = module
     failure = run.failure if run else _failure_on_disk(result)
     if failure is not None:
         summary["error"] = failure.to_json()
@@ -57,7 +58,7 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
     return summary
 
 
-def summaries_on_disk(runs_dir: Path) -> list[Summary]:
+def summaries_on_disk(runs_dir: Path) -> list[RunSummary]:
     """Every readable run under ``runs_dir``; a malformed result is skipped, not fatal."""
     try:
         run_dirs = [d for d in runs_dir.iterdir() if (d / RESULT_FILE).is_file()]
@@ -79,6 +80,12 @@ def _id_on_disk(run_dir: Path, result: JobResult | None) -> str:
 def _args_on_disk(result: JobResult | None) -> list[str]:
     # argv as the script saw it: its path, then its arguments.
     return [str(arg) for arg in result.argv[1:]] if result else []
+
+
+def _module_on_disk(result: JobResult | None) -> str | None:
+    # A job run as `python -m` records the module's name where a script's absolute path goes.
+    script = result.script if result else ""
+    return script if script and not Path(script).is_absolute() else None
 
 
 def _mode_on_disk(result: JobResult | None) -> str:

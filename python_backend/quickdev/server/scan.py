@@ -11,18 +11,19 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from quickdev.analysis import analyze_text
+from quickdev.analysis.modules import module_entry
 from quickdev.analysis.source import decode_source
 from quickdev.server import run_files
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, parse_argument, problem, register
+from quickdev.server.commands import problem, register
 from quickdev.server.lenses import client_refreshes_lenses
 from quickdev.server.log import log
+from quickdev.server.protocol import ScanAnswer, ScannedFolder, ScannedScript
 from quickdev.server.types import EntryScript
 
 SKIP_DIRS = frozenset(
@@ -35,7 +36,7 @@ HINTS = (b"__main__", b"Trainer", b"main(", b"\nfor ", b"\nwhile ", b"run(")
 
 
 def setup(server: QuickdevServer) -> None:
-    register(server, "quickdev.scanWorkspace", scan_workspace)
+    register(server, "quickdev.scanWorkspace", ScanWorkspace, scan_workspace)
 
     @server.feature(types.INITIALIZED)
     async def scan_on_start(ls: QuickdevServer, params: types.InitializedParams) -> None:
@@ -84,27 +85,40 @@ class ScanWorkspace:
     )
 
 
-async def scan_workspace(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    raw = parse_argument(argument, ScanWorkspace).folders
+async def scan_workspace(ls: QuickdevServer, wanted: ScanWorkspace) -> ScanAnswer:
+    raw = wanted.folders
     folders = ls.workspace_folders() if raw is None else [Path(f) for f in raw]
     return {"folders": await _scan(ls, folders)}
 
 
-async def _scan(ls: QuickdevServer, folders: list[Path]) -> list[dict[str, Any]]:
-    answers: list[dict[str, Any]] = []
+async def _scan(ls: QuickdevServer, folders: list[Path]) -> list[ScannedFolder]:
+    answers: list[ScannedFolder] = []
     for folder in folders:
         if not folder.is_dir():
             answers.append({"folder": str(folder), "entryScripts": [], "error": "folder not found"})
             continue
         scripts = await asyncio.to_thread(scan_folder, folder)
         ls.state.entry_scripts[folder] = scripts
-        answers.append(
-            {
-                "folder": str(folder),
-                "entryScripts": [{"path": str(s.path), "kind": s.kind} for s in scripts],
-            }
-        )
+        found = await asyncio.to_thread(_scanned_all, scripts)
+        answers.append({"folder": str(folder), "entryScripts": found})
     return answers
+
+
+def _scanned_all(scripts: list[EntryScript]) -> list[ScannedScript]:
+    return [_scanned(script) for script in scripts]
+
+
+def _scanned(script: EntryScript) -> ScannedScript:
+    scanned: ScannedScript = {"path": str(script.path), "kind": script.kind}
+    # Read again only for a file in a package: the one kind that may need `python -m`.
+    if (script.path.parent / "__init__.py").is_file():
+        try:
+            source = decode_source(script.path.read_bytes()) or ""
+        except OSError:
+            source = ""
+        if (entry := module_entry(script.path, source)) is not None:
+            scanned["module"], scanned["cwd"] = entry[0], str(entry[1])
+    return scanned
 
 
 def scan_folder(folder: Path) -> list[EntryScript]:

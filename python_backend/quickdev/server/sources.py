@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from quickdev.rundir.jsonio import read_json_object
 from quickdev.rundir.layout import SOURCE_ROOTS_FILE
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
+from quickdev.server.commands import CommandError, problem, register
+from quickdev.server.protocol import SourceAnswer
 from quickdev.server.runs import runs_of
 
 
@@ -28,11 +28,10 @@ class ResolveSource:
 
 
 def setup(server: QuickdevServer) -> None:
-    register(server, "quickdev.resolveSource", resolve_source)
+    register(server, "quickdev.resolveSource", ResolveSource, resolve_source)
 
 
-async def resolve_source(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
-    wanted = parse_argument(argument, ResolveSource)
+async def resolve_source(ls: QuickdevServer, wanted: ResolveSource) -> SourceAnswer:
     if not wanted.filename:
         raise CommandError('"filename" is empty: the frame names no file')
     relative = Path(wanted.filename)

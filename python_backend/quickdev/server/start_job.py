@@ -9,15 +9,17 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
+from quickdev.analysis.modules import module_file
 from quickdev.rundir.retention import Retention
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
+from quickdev.server.commands import CommandError, problem, register
 from quickdev.server.job_request import JobRequest, Mode
 from quickdev.server.jobs import JobError
+from quickdev.server.protocol import Address, StartJobAnswer
 from quickdev.server.run_state import Run
 from quickdev.server.runs import Runs, runs_of
 from quickdev.server.types import Key
@@ -30,14 +32,20 @@ INTERPRETERS_WITH_TORCH = Key("interpreters_with_torch", set)
 
 def setup(server: QuickdevServer) -> None:
     server.state.put(INTERPRETERS_WITH_TORCH, set())
-    register(server, "quickdev.startJob", start_job)
+    register(server, "quickdev.startJob", StartJob, start_job)
 
 
 @dataclass(frozen=True)
 class StartJob:
     """The ``quickdev.startJob`` argument (docs/protocol.md)."""
 
-    script: str = field(metadata=problem('"script" must be a path, got {value!r}'))
+    script: str | None = field(
+        default=None, metadata=problem('"script" must be a path, got {value!r}')
+    )
+    # Run as `python -m module` from cwd, instead of a script.
+    module: str | None = field(
+        default=None, metadata=problem('"module" must be a module name, got {value!r}')
+    )
     mode: Mode | None = field(
         default=None, metadata=problem('"mode" must be one of run, profile, debug; got {value!r}')
     )
@@ -68,16 +76,16 @@ class StartJob:
     )
 
 
-async def start_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
+async def start_job(ls: QuickdevServer, start: StartJob) -> StartJobAnswer:
     runs = runs_of(ls)
-    request = await _job_request(ls, parse_argument(argument, StartJob))
+    request = await _job_request(ls, start)
     await check_interpreter(ls, request.interpreter)
     try:
         run = runs.jobs.start(request)
     except JobError as exc:
         raise CommandError(str(exc)) from None
     runs.runs_dirs.add(request.runs_dir)
-    answer: Answer = {"runId": run.run_id, "runDir": str(run.run_dir), "args": request.args}
+    answer: StartJobAnswer = {"runId": run.run_id, "runDir": str(run.run_dir), "args": request.args}
     if request.mode == "debug":
         answer["attach"] = await _wait_for_attach(runs, run)
     return answer
@@ -85,14 +93,17 @@ async def start_job(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
 
 async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
     settings = ls.state.settings
-    script = Path(start.script).expanduser()
-    if not script.is_absolute():
-        raise CommandError(f'"script" must be an absolute path, got {start.script!r}')
-    if not script.is_file():
-        raise CommandError(f"script {script} not found; save it to disk first or fix the path")
+    if start.module is not None and start.script is not None:
+        raise CommandError('give "script" or "module" (to run as python -m), not both')
+    if start.module is not None:
+        script, module_cwd = _module_target(ls, start.module, start.cwd)
+    elif start.script is not None:
+        script, module_cwd = _script_target(start.script), None
+    else:
+        raise CommandError('give "script" (a file to run) or "module" (to run as python -m)')
     mode: Mode = start.mode or "run"
     folder = ls.folder_of(script) or script.parent
-    cwd = Path(start.cwd or folder)
+    cwd = Path(start.cwd or module_cwd or folder)
     if not cwd.is_dir():
         raise CommandError(f'working directory {cwd} does not exist; fix "cwd"')
     batches = settings.batches if start.batches is None else start.batches
@@ -113,6 +124,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
             args = suggested_args(analysis.knobs, settings.batch_size) if analysis else []
     return JobRequest(
         script=script,
+        module=start.module,
         mode=mode,
         cwd=cwd,
         runs_dir=ls.runs_dir_for(folder),
@@ -129,7 +141,31 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
     )
 
 
-async def _wait_for_attach(runs: Runs, run: Run) -> dict[str, Any]:
+def _script_target(given: str) -> Path:
+    script = Path(given).expanduser()
+    if not script.is_absolute():
+        raise CommandError(f'"script" must be an absolute path, got {given!r}')
+    if not script.is_file():
+        raise CommandError(f"script {script} not found; save it to disk first or fix the path")
+    return script
+
+
+def _module_target(ls: QuickdevServer, module: str, cwd: str | None) -> tuple[Path, Path]:
+    """The module's file and the folder ``python -m`` runs it from: ``cwd``, else the first
+    workspace folder that holds it."""
+    places = [Path(cwd).expanduser()] if cwd else ls.workspace_folders()
+    for place in places:
+        if (found := module_file(module, place)) is not None:
+            return found, place
+    where = " or ".join(str(p) for p in places) or "the workspace"
+    path = module.replace(".", "/")
+    raise CommandError(
+        f"module {module} not found under {where} (no {path}.py or {path}/__main__.py); "
+        'set "cwd" to the folder you run python -m from'
+    )
+
+
+async def _wait_for_attach(runs: Runs, run: Run) -> Address:
     try:
         await asyncio.wait_for(run.attach_settled.wait(), ATTACH_TIMEOUT_S)
     except TimeoutError:

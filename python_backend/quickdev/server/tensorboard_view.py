@@ -13,14 +13,15 @@ import atexit
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from quickdev.rundir.layout import SOURCE_ROOTS_FILE
 from quickdev.server.app import QuickdevServer
-from quickdev.server.commands import Answer, CommandError, parse_argument, problem, register
+from quickdev.server.commands import CommandError, problem, register
 from quickdev.server.log import log
+from quickdev.server.protocol import TensorBoardAnswer
 from quickdev.server.runs import FoundRun, runs_of
 from quickdev.server.types import Key
 
@@ -62,16 +63,16 @@ def setup(server: QuickdevServer) -> None:
     boards = Boards()
     server.state.put(BOARDS, boards)
     atexit.register(boards.stop_all)
-    register(server, "quickdev.openTensorBoard", open_tensorboard)
+    register(server, "quickdev.openTensorBoard", OpenTensorBoard, open_tensorboard)
 
     @server.feature(types.EXIT)
     def on_exit(ls: QuickdevServer, params: None) -> None:
         boards.stop_all()
 
 
-async def open_tensorboard(ls: QuickdevServer, argument: dict[str, Any]) -> Answer:
+async def open_tensorboard(ls: QuickdevServer, wanted: OpenTensorBoard) -> TensorBoardAnswer:
     boards = ls.state.get(BOARDS)
-    run_id = parse_argument(argument, OpenTensorBoard).runId
+    run_id = wanted.runId
     found = runs_of(ls).find(run_id) if run_id is not None else None
     logdir = found.run_dir.parent if found is not None else _runs_root(ls)
     python = ls.state.settings.python or sys.executable
@@ -81,7 +82,7 @@ async def open_tensorboard(ls: QuickdevServer, argument: dict[str, Any]) -> Answ
         board = await asyncio.to_thread(boards.owner(python).ensure, logdir)
     except TensorBoardError as exc:
         raise CommandError(str(exc)) from None
-    answer: Answer = {"url": board.url, "pid": board.pid}
+    answer: TensorBoardAnswer = {"url": board.url, "pid": board.pid}
     if found is not None:
         answer["run"] = _plugin_run_name(logdir, found)
     return answer

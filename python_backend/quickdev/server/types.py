@@ -16,6 +16,7 @@ from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 from quickdev.rundir.result import ErrorInfo
 from quickdev.rundir.retention import RETENTION
 from quickdev.server.documents import DocumentAnalyses
+from quickdev.server.protocol import RunError
 
 LENS_KINDS = ("run", "debug", "profile", "step")
 
@@ -113,9 +114,20 @@ class Key(Generic[T]):
         return f"Key({self.name!r})"
 
 
+@dataclass(frozen=True)
+class Command:
+    """A registered ``quickdev.*`` command: the dataclass its argument is read into and its
+    handler, whose return annotation is the answer's type (server/protocol.py)."""
+
+    argument: type[Any]
+    handler: Callable[..., Any]
+
+
 @dataclass
 class State:
     settings: Settings = field(default_factory=Settings)
+    # The quickdev.* commands by name, as commands.register registered them.
+    commands: dict[str, Command] = field(default_factory=dict)
     documents: DocumentAnalyses = field(default_factory=DocumentAnalyses)
     # Entry scripts per workspace folder, from the last scan (for "Debug this step" in files
     # that are not scripts themselves).
@@ -146,5 +158,5 @@ class Failure:
         # Worded as the terminal words it; the location stays apart for the diagnostic's range.
         return cls(error.headline(), error.file, error.line)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RunError:
         return {"message": self.message, "file": self.file, "line": self.line}

@@ -1,11 +1,13 @@
 // The journey's steps through launch.json as a person uses it: a breakpoint clicked in the
 // gutter and F5 on a generated configuration; a job configured by launch.json `env` and the
-// folder's `.env`. Registered in order inside the trusted suite of journey.test.mjs.
+// folder's `.env`; a package's training module run as `python -m`. Registered in order inside
+// the trusted suite of journey.test.mjs.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
+import { readJsonc } from '../lib/launchFiles.mjs';
 import { eventually } from '../lib/poll.mjs';
 import { python } from '../lib/session.mjs';
 
@@ -77,5 +79,33 @@ export function launchSteps(session) {
     await result.getByText('stop reason').waitFor();
     assert.ok(await result.getByText('passed', { exact: true }).count());
     await workbench.screenshot('env-job-result-page');
+  });
+
+  step('a package\'s training module gets a "module" configuration; F5 stops at its breakpoint and it runs as python -m would', async () => {
+    const { workbench, workspace } = session;
+    const text = workspace.folder('text');
+    // tagger/train.py imports its own package: generated as `python -m tagger.train` from the folder.
+    const launch = await readJsonc(path.join(text, '.vscode', 'launch.json'));
+    const generated = launch.value.configurations.find((c) => c.name === 'Quickdev: debug tagger/train.py');
+    assert.equal(generated?.module, 'tagger.train', JSON.stringify(generated));
+    assert.equal(generated.cwd, '${workspaceFolder}');
+    assert.equal(generated.script, undefined);
+
+    // Quick Open matches a nested file by its name and folders ("text • tagger"), not by a path.
+    const input = await workbench.openQuickInput('>', 15_000);
+    await input.fill('tagger train.py');
+    await workbench.page.locator('.quick-input-list .monaco-list-row', { hasText: 'text • tagger' }).first().click();
+    await workbench.editorShows('from .model import Tagger');
+    await workbench.clickGutter('optimizer.zero_grad()');
+    await workbench.selectLaunchConfiguration('Quickdev: debug tagger/train.py (text)');
+    await workbench.activeEditor().click();
+    await workbench.page.keyboard.press('F5');
+    await workbench.pausedAt('the breakpoint in the module', (f) => f.file === 'train.py' && f.name === 'fit', { timeout: 120_000 });
+    await workbench.screenshot('module-stopped-at-breakpoint');
+    await workbench.clickGutter('optimizer.zero_grad()', { removes: true });
+    await workbench.debugAction('Continue');
+    // Run as python -m runs it: as __main__ of its package.
+    await workbench.debugConsoleShows('tagger trained as __main__ in package tagger', { timeout: 120_000 });
+    await workbench.screenshot('module-run-output');
   });
 }

@@ -31,11 +31,9 @@ test("restarts never overlap and a burst of requests collapses into one more res
 
 test("a failing restart does not stop later ones", async () => {
   let calls = 0;
-  const queue = new RestartQueue(async () => {
+  const queue = new RestartQueue(() => {
     calls += 1;
-    if (calls === 1) {
-      throw new Error("interpreter missing");
-    }
+    return calls === 1 ? Promise.reject(new Error("interpreter missing")) : Promise.resolve();
   });
   await queue.request();
   await queue.request();

@@ -2,11 +2,17 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { DEFAULT_INTERPRETER, SETTING_KEYS, pickInterpreter, resolveVariables } from "../../../extension/common/settingsResolve";
+import {
+  DEFAULT_INTERPRETER,
+  EXTENSION_SETTINGS,
+  SERVER_SETTINGS,
+  SETTING_KEYS,
+  pickInterpreter,
+  resolveVariables,
+  settingsFrom,
+} from "../../../extension/common/settingsResolve";
 
-const MANIFEST = JSON.parse(
-  readFileSync(path.join(__dirname, "..", "..", "..", "..", "package.json"), "utf8"),
-) as {
+const MANIFEST = JSON.parse(readFileSync(path.join(__dirname, "..", "..", "..", "..", "package.json"), "utf8")) as {
   engines: { vscode: string };
   devDependencies: Record<string, string>;
   capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };
@@ -20,6 +26,25 @@ const CONTEXT = {
   env: { CONDA_PREFIX: "/opt/conda/envs/torch" },
   home: "/home/ada",
 };
+
+test("package.json declares exactly the settings the extension sends or uses itself, of the type it reads", () => {
+  const declared = Object.keys(PROPERTIES).map((key) => key.replace(/^quickdev\./, ""));
+  assert.deepEqual(declared.sort(), [...SETTING_KEYS, ...EXTENSION_SETTINGS].sort());
+  for (const key of SETTING_KEYS) {
+    assert.equal(PROPERTIES[`quickdev.${key}`]?.type, SERVER_SETTINGS[key], `quickdev.${key}'s declared type`);
+  }
+});
+
+test("every setting package.json declares reaches the server as the user wrote it", () => {
+  // VS Code's configuration: package.json's defaults, under what a person wrote in settings.json.
+  const written: Record<string, unknown> = { warmStart: false, batches: 5 };
+  const read = settingsFrom((key) => (key in written ? written[key] : PROPERTIES[`quickdev.${key}`]?.default));
+  assert.deepEqual(Object.keys(read).sort(), [...SETTING_KEYS].sort());
+  assert.equal(read.warmStart, false);
+  assert.equal(read.batches, 5);
+  assert.equal(read.runsDir, ".quickdev/runs");
+  assert.throws(() => settingsFrom((key) => (key === "lenses" ? undefined : 1)), /no default for quickdev\.lenses/);
+});
 
 test("every setting the code reads has exactly one default, in package.json, of its declared type", () => {
   for (const key of SETTING_KEYS) {

@@ -20,15 +20,15 @@ test("Python breakpoints can be set with only this extension installed", () => {
 });
 
 test("the attributes Python users write are declared, so VS Code flags none of them", () => {
-  const declared = Object.keys(MANIFEST.contributes.debuggers[0]!.configurationAttributes.launch.properties);
+  const declared = Object.keys(MANIFEST.contributes.debuggers[0].configurationAttributes.launch.properties);
   for (const name of ["program", "args", "cwd", "env", "envFile", "python", "justMyCode", "console"]) {
     assert.ok(declared.includes(name), `${name} is not declared`);
   }
-  for (const name of ["mode", "batches", "maxSteps", "timeout", "device", "nproc", "profile"]) {
+  for (const name of ["module", "mode", "batches", "maxSteps", "timeout", "device", "nproc", "profile"]) {
     assert.ok(declared.includes(name), `${name} is not declared`);
   }
-  // Either "program" or "script" names the script: neither may be required on its own.
-  assert.equal(MANIFEST.contributes.debuggers[0]!.configurationAttributes.launch.required, undefined);
+  // "program", "script" or "module" names what runs: none may be required on its own.
+  assert.equal(MANIFEST.contributes.debuggers[0].configurationAttributes.launch.required, undefined);
 });
 
 test(".env files read as the Python extension reads them", () => {
@@ -36,7 +36,7 @@ test(".env files read as the Python extension reads them", () => {
     "# a comment",
     "export DATA=/data/mnist",
     "PYTHONPATH=${DATA}/src:${HOME}",
-    "QUOTED=\"two\\nlines\" ",
+    'QUOTED="two\\nlines" ',
     "LITERAL='${DATA} stays'",
     "TRAILING=value # a comment",
     "not a line",
@@ -85,11 +85,34 @@ test("a launch configuration becomes the startJob argument, env, limits and all"
     device: "cpu",
   });
   assert.equal((startJobArgs({ ...launch, script: "/w/t.py", profile: true }, {}) as { mode: string }).mode, "profile");
-  assert.equal((startJobArgs({ ...launch, script: "/w/t.py", mode: "run", profile: true }, {}) as { mode: string }).mode, "run");
+  assert.equal(
+    (startJobArgs({ ...launch, script: "/w/t.py", mode: "run", profile: true }, {}) as { mode: string }).mode,
+    "run",
+  );
+});
+
+test("a module launch configuration runs the module as python -m does, from its cwd", () => {
+  assert.deepEqual(startJobArgs({ ...launch, module: "pkg.train", cwd: "/w", args: ["--lr", "0.1"] }, {}), {
+    module: "pkg.train",
+    mode: "debug",
+    env: {},
+    cwd: "/w",
+    args: ["--lr", "0.1"],
+  });
 });
 
 test("a launch configuration the job cannot run answers one line", () => {
-  assert.match((startJobArgs(launch, {}) as { error: string }).error, /has no "program"/);
-  assert.match((startJobArgs({ ...launch, module: "pkg.train" }, {}) as { error: string }).error, /"module"/);
-  assert.match((startJobArgs({ ...launch, program: "/w/t.py", env: { A: [1] } } as unknown as QuickdevConfiguration, {}) as { error: string }).error, /"env.A"/);
+  assert.match((startJobArgs(launch, {}) as { error: string }).error, /has no "program" \(or "module"\)/);
+  assert.match(
+    (startJobArgs({ ...launch, module: "pkg.train", program: "/w/pkg/train.py" }, {}) as { error: string }).error,
+    /names both "module" and "program"/,
+  );
+  assert.match(
+    (
+      startJobArgs({ ...launch, program: "/w/t.py", env: { A: [1] } } as unknown as QuickdevConfiguration, {}) as {
+        error: string;
+      }
+    ).error,
+    /"env.A"/,
+  );
 });

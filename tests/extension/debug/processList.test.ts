@@ -39,7 +39,13 @@ test("only Python processes, newest first, without the language server, debug ad
 });
 
 test("what counts as a Python program", () => {
-  for (const command of ["python", "python3 x.py", "/usr/bin/python3.11 -c pass", "C:\\Py\\python.exe a.py", "pythonw"]) {
+  for (const command of [
+    "python",
+    "python3 x.py",
+    "/usr/bin/python3.11 -c pass",
+    "C:\\Py\\python.exe a.py",
+    "pythonw",
+  ]) {
     assert.ok(isPythonCommand(command), command);
   }
   for (const command of ["node app.js", "/usr/bin/pythonista", "bash -c python", "ipython3", ""]) {
@@ -48,7 +54,10 @@ test("what counts as a Python program", () => {
 });
 
 test("/proc cmdline: NUL-separated arguments", () => {
-  assert.equal(parseCmdline("/usr/bin/python3\0-m\0quickdev\0run\0train.py\0"), "/usr/bin/python3 -m quickdev run train.py");
+  assert.equal(
+    parseCmdline("/usr/bin/python3\0-m\0quickdev\0run\0train.py\0"),
+    "/usr/bin/python3 -m quickdev run train.py",
+  );
   assert.equal(parseCmdline(""), "");
 });
 

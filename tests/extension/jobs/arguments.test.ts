@@ -9,8 +9,18 @@ import {
 } from "../../../extension/jobs/arguments";
 
 test("arguments split as a shell splits them, without expansions", () => {
-  assert.deepEqual(splitArguments("  config/train_shakespeare_char.py --dtype=float32 "), ["config/train_shakespeare_char.py", "--dtype=float32"]);
-  assert.deepEqual(splitArguments(`--name "my run" --note 'it''s' a\\ b ""`), ["--name", "my run", "--note", "its", "a b", ""]);
+  assert.deepEqual(splitArguments("  config/train_shakespeare_char.py --dtype=float32 "), [
+    "config/train_shakespeare_char.py",
+    "--dtype=float32",
+  ]);
+  assert.deepEqual(splitArguments(`--name "my run" --note 'it''s' a\\ b ""`), [
+    "--name",
+    "my run",
+    "--note",
+    "its",
+    "a b",
+    "",
+  ]);
   assert.deepEqual(splitArguments(`--path "C:\\\\data" --q "say \\"hi\\""`), ["--path", "C:\\data", "--q", 'say "hi"']);
   assert.deepEqual(splitArguments('--name "unclosed'), ["--name", "unclosed"]);
   assert.deepEqual(splitArguments(""), []);
@@ -25,7 +35,7 @@ test("the last arguments are remembered per script", async () => {
   const state = new Map<string, unknown>();
   const memory: ArgumentMemory = {
     get: <T>(key: string) => state.get(key) as T | undefined,
-    update: async (key: string, value: unknown) => void state.set(key, value),
+    update: (key: string, value: unknown) => Promise.resolve(void state.set(key, value)),
   };
   assert.equal(lastArguments(memory, "/w/train.py"), undefined);
   await rememberArguments(memory, "/w/train.py", "config/a.py");

@@ -8,6 +8,7 @@ import {
   COMPOUND,
   CURRENT_FILE,
   folderAdditions,
+  launchCwd,
   relativeScript,
   workspaceAdditions,
 } from "../../../extension/launch/launchConfigs";
@@ -22,7 +23,7 @@ function sample(name: string): string {
 
 function changed(outcome: EditOutcome): { text: string; added: string[] } {
   assert.equal(outcome.kind, "changed", JSON.stringify(outcome));
-  return outcome as { kind: "changed"; text: string; added: string[] };
+  return outcome;
 }
 
 function parseStrictly(text: string): Record<string, unknown> {
@@ -227,4 +228,22 @@ test("entry scripts are written relative to their folder with forward slashes", 
   assert.equal(relativeScript("/home/u/proj", "/home/u/proj/tools/train.py"), "tools/train.py");
   assert.equal(relativeScript("C:\\proj\\", "C:\\proj\\train.py"), "train.py");
   assert.equal(relativeScript("/home/u/proj", "other/train.py"), "other/train.py");
+});
+
+test("an entry script that runs only as python -m gets module configurations, run from its folder", () => {
+  const entry = { script: "src/pkg/train.py", module: "pkg.train", cwd: launchCwd("/home/u/proj", "/home/u/proj/src") };
+  const [debug, profile] = folderAdditions([entry], { debugpy: false, folderFree: false }).configurations;
+  assert.deepEqual(debug, {
+    name: "Quickdev: debug src/pkg/train.py",
+    type: "quickdev",
+    request: "launch",
+    mode: "debug",
+    module: "pkg.train",
+    cwd: "${workspaceFolder}/src",
+    justMyCode: false,
+  });
+  assert.equal(profile.mode, "profile");
+  assert.equal(profile.module, "pkg.train");
+  assert.equal(launchCwd("/home/u/proj/", "/home/u/proj"), "${workspaceFolder}");
+  assert.equal(launchCwd("/home/u/proj", "/opt/lib"), "/opt/lib");
 });

@@ -5,9 +5,23 @@ import { test } from "node:test";
 import { resultHtml, sparkline } from "../../../extension/results/resultPage";
 
 // A result.json of today's schema (a Python test checks the file against the job's types).
-const FIXTURE = path.join(__dirname, "..", "..", "..", "..", "tests", "extension", "results", "fixtures", "result.json");
+const FIXTURE = path.join(
+  __dirname,
+  "..",
+  "..",
+  "..",
+  "..",
+  "tests",
+  "extension",
+  "results",
+  "fixtures",
+  "result.json",
+);
 const RESULT = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<string, unknown>;
-const CHANGES = ["one epoch: --epochs set to 1 (pass it explicitly to keep your value)", "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)"];
+const CHANGES = [
+  "one epoch: --epochs set to 1 (pass it explicitly to keep your value)",
+  "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)",
+];
 
 test("the result page shows what a person looks for, not JSON", () => {
   const page = resultHtml(RESULT, "abc", CHANGES);
@@ -44,11 +58,23 @@ test("the page runs no script: its CSP allows only its own style", () => {
 });
 
 test("values from the file are escaped, and a file of any shape still renders", () => {
-  const page = resultHtml({ ...RESULT, script: '<img src=x onerror="alert(1)">', error: { type: "ValueError", message: "<b>bad</b>", file: "/w/t.py", line: 3 } }, "n");
+  const page = resultHtml(
+    {
+      ...RESULT,
+      script: '<img src=x onerror="alert(1)">',
+      error: { type: "ValueError", message: "<b>bad</b>", file: "/w/t.py", line: 3 },
+    },
+    "n",
+  );
   assert.ok(!page.includes("<img"));
   assert.ok(page.includes("ValueError: &lt;b&gt;bad&lt;/b&gt;"));
   assert.ok(page.includes("at /w/t.py:3"));
-  for (const odd of [null, [1, 2], "text", { losses: "many", loaders: [3, null], outputs: [null, 4], device: { remaps: [1] } }]) {
+  for (const odd of [
+    null,
+    [1, 2],
+    "text",
+    { losses: "many", loaders: [3, null], outputs: [null, 4], device: { remaps: [1] } },
+  ]) {
     assert.match(resultHtml(odd, "n"), /<h1>Run /);
   }
   assert.ok(resultHtml(RESULT, "n", ["<b>x</b>"]).includes("<li>&lt;b&gt;x&lt;/b&gt;</li>"));

@@ -4,12 +4,25 @@ import { isError, isFinished, parseLensArgument } from "../../../extension/serve
 import { describeRun, endMessage } from "../../../extension/runs/runFormat";
 
 test("lens arguments as the server sends them", () => {
-  assert.deepEqual(parseLensArgument({ script: "/w/train.py" }), { script: "/w/train.py", file: undefined, line: undefined });
+  assert.deepEqual(parseLensArgument({ script: "/w/train.py" }), {
+    script: "/w/train.py",
+    file: undefined,
+    line: undefined,
+  });
   assert.deepEqual(parseLensArgument({ script: "/w/train.py", file: "/w/model.py", line: 0 }), {
     script: "/w/train.py",
     file: "/w/model.py",
     line: 0,
   });
+  // A script that runs only as python -m: the module and the folder to run it from come along.
+  assert.deepEqual(parseLensArgument({ script: "/w/src/pkg/train.py", module: "pkg.train", cwd: "/w/src" }), {
+    script: "/w/src/pkg/train.py",
+    module: "pkg.train",
+    cwd: "/w/src",
+    file: undefined,
+    line: undefined,
+  });
+  assert.equal(parseLensArgument({ script: "/w/pkg/train.py", module: "pkg.train" }), undefined);
   assert.equal(parseLensArgument({ script: "" }), undefined);
   assert.equal(parseLensArgument({ script: "/w/t.py", line: -2 }), undefined);
   assert.equal(parseLensArgument(["/w/t.py"]), undefined);
@@ -40,16 +53,29 @@ test("a run reads as the user would say it", () => {
   assert.equal(describeRun(run), "passed · 3.2 s · 6 batches · loss 1.9876");
   // A running job's progress says what it is doing; a finished one's stage is history.
   const at = Date.parse(run.started) + 3210;
-  assert.equal(describeRun({ ...run, status: "running", stage: "validate" }, at), "running · validate · 3.2 s · 6 batches · loss 1.9876");
+  assert.equal(
+    describeRun({ ...run, status: "running", stage: "validate" }, at),
+    "running · validate · 3.2 s · 6 batches · loss 1.9876",
+  );
   // The job's stage "running" is no news next to the status.
-  assert.equal(describeRun({ ...run, status: "running", stage: "running" }, at), "running · 3.2 s · 6 batches · loss 1.9876");
+  assert.equal(
+    describeRun({ ...run, status: "running", stage: "running" }, at),
+    "running · 3.2 s · 6 batches · loss 1.9876",
+  );
   assert.equal(describeRun({ ...run, stage: "validate" }), "passed · 3.2 s · 6 batches · loss 1.9876");
   assert.equal(
-    endMessage({ ...run, status: "failed", error: { message: "RuntimeError: shape mismatch", file: "/w/model.py", line: 12 } }),
+    endMessage({
+      ...run,
+      status: "failed",
+      error: { message: "RuntimeError: shape mismatch", file: "/w/model.py", line: 12 },
+    }),
     "Quickdev: train.py failed at model.py:12: RuntimeError: shape mismatch",
   );
   // What the job changed is in the message the editor shows at the end, as in the terminal.
-  const changes = ["one epoch: --epochs set to 1 (pass it explicitly to keep your value)", "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)"];
+  const changes = [
+    "one epoch: --epochs set to 1 (pass it explicitly to keep your value)",
+    "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)",
+  ];
   assert.equal(
     endMessage({ ...run, status: "stopped", changes }),
     `Quickdev: train.py stopped · 3.2 s · 6 batches · loss 1.9876 — ${changes.join("; ")}`,

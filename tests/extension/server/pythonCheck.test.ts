@@ -3,7 +3,13 @@ import { execFileSync } from "node:child_process";
 import { test } from "node:test";
 import { PROBE, findings, parseReport, pipInstallCommand } from "../../../extension/server/pythonCheck";
 
-const REPORT = { version: [3, 11] as [number, number], executable: "/env/bin/python", torch: "2.13.0", tensorboard: true, torchTbProfiler: true };
+const REPORT = {
+  version: [3, 11] as [number, number],
+  executable: "/env/bin/python",
+  torch: "2.13.0",
+  tensorboard: true,
+  torchTbProfiler: true,
+};
 
 test("the probe runs in a real interpreter and reports what it has", () => {
   // python3 from PATH: the project's own checks run with it.
@@ -28,7 +34,10 @@ test("missing profiling packages are offered with the project's pins", () => {
   const result = findings("python3", { ...REPORT, tensorboard: false, torchTbProfiler: false });
   assert.equal(result.length, 1);
   assert.equal(result[0]?.kind, "noProfiler");
-  assert.equal((result[0] as { command: string }).command, "python3 -m pip install tensorboard==2.21.0 torch-tb-profiler==0.4.3");
+  assert.equal(
+    (result[0] as { command: string }).command,
+    "python3 -m pip install tensorboard==2.21.0 torch-tb-profiler==0.4.3",
+  );
   const onlyPlugin = findings("python3", { ...REPORT, torchTbProfiler: false });
   assert.equal((onlyPlugin[0] as { command: string }).command, "python3 -m pip install torch-tb-profiler==0.4.3");
 });
@@ -40,7 +49,10 @@ test("an interpreter older than 3.10 is refused with the fix", () => {
 });
 
 test("shell quoting survives spaces and quotes", () => {
-  assert.equal(pipInstallCommand("C:/Program Files/py's/python", ["x"]), "'C:/Program Files/py'\\''s/python' -m pip install x");
+  assert.equal(
+    pipInstallCommand("C:/Program Files/py's/python", ["x"]),
+    "'C:/Program Files/py'\\''s/python' -m pip install x",
+  );
 });
 
 test("the status bar names the environment the jobs run in", async () => {

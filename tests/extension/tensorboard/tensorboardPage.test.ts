@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { runInNewContext } from "node:vm";
 import { parseSourceLink, tensorBoardHtml, withProfilerPlugin } from "../../../extension/tensorboard/tensorboardPage";
 
 test("source links: the plugin's shape is accepted, line 0 included", () => {
@@ -46,18 +47,19 @@ test("the page's CSP allows only the TensorBoard origin as a frame and only its 
   assert.equal((html.match(/<script/g) ?? []).length, (html.match(/<script nonce="N0NCE">/g) ?? []).length);
 });
 
-test("the page forwards a frame click from the embedded origin and nothing from elsewhere", async () => {
+test("the page forwards a frame click from the embedded origin and nothing from elsewhere", () => {
   // Runs the page's own script against a minimal window to check its origin filter.
   const html = tensorBoardHtml("http://127.0.0.1:6006/", "n");
   const script = /<script nonce="n">([\s\S]*?)<\/script>/.exec(html)?.[1] ?? "";
   const posted: unknown[] = [];
   let listener: ((event: { origin: string; data: unknown }) => void) | undefined;
   const fakeWindow = { addEventListener: (_: string, fn: typeof listener) => (listener = fn) };
-  new Function("acquireVsCodeApi", "window", "document", script)(
-    () => ({ postMessage: (message: unknown) => posted.push(message) }),
-    fakeWindow,
-    {},
-  );
+  runInNewContext(script, {
+    // structuredClone brings the message out of the script's context, where objects have their own prototypes.
+    acquireVsCodeApi: () => ({ postMessage: (message: unknown) => posted.push(structuredClone(message)) }),
+    window: fakeWindow,
+    document: {},
+  });
   listener?.({ origin: "http://127.0.0.1:6006", data: { filename: "/w/train.py", line: 0 } });
   listener?.({ origin: "http://evil.example", data: { filename: "/etc/passwd", line: 1 } });
   listener?.({ origin: "http://127.0.0.1:6006", data: { filename: "/w/train.py" } });
