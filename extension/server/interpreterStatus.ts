@@ -22,7 +22,7 @@ export class InterpreterStatus implements vscode.Disposable {
     this.item.command = {
       title: "Quickdev interpreter",
       command: "workbench.action.openSettings",
-      arguments: [`@id:quickdev.python`],
+      arguments: ["quickdev.python"],
     };
   }
 
