@@ -1,6 +1,8 @@
 // Palette commands, the code lens commands the server's lenses carry, and the Runs view actions.
 import * as vscode from "vscode";
 import { attachToRunningJob, debugScript } from "./debug";
+import type { ArgumentMemory } from "./jobs/arguments";
+import { askArguments } from "./jobs/askArguments";
 import type { JobTarget, Jobs } from "./jobs/jobs";
 import { generateLaunchConfigurations } from "./launch/launchConfig";
 import { showLog } from "./common/logger";
@@ -75,8 +77,17 @@ export function registerCommands(
   restart: () => Promise<void>,
   results: ResultPanels,
   outputs: RunOutputs,
+  memory: ArgumentMemory,
 ): vscode.Disposable[] {
   const register = vscode.commands.registerCommand;
+  const runWithArguments = async (job: JobTarget): Promise<void> => {
+    const args = await askArguments(memory, job);
+    return args && jobs.run("run", { ...job, args });
+  };
+  const debugWithArguments = async (job: JobTarget): Promise<boolean | undefined> => {
+    const args = await askArguments(memory, job);
+    return args && debugScript(job, undefined, { args });
+  };
   return [
     register("quickdev.generateLaunchConfigurations", () => generateLaunchConfigurations(server)),
     register("quickdev.runCurrentFile", async () => {
@@ -90,6 +101,14 @@ export function registerCommands(
     register("quickdev.debugCurrentFile", async () => {
       const script = await currentScript();
       return script && debugScript({ script });
+    }),
+    register("quickdev.runCurrentFileWithArguments", async () => {
+      const script = await currentScript();
+      return script && runWithArguments({ script });
+    }),
+    register("quickdev.debugCurrentFileWithArguments", async () => {
+      const script = await currentScript();
+      return script && debugWithArguments({ script });
     }),
     register("quickdev.attachToRunningJob", attachToRunningJob),
     register("quickdev.showTensorBoard", () => jobs.openTensorBoard()),
@@ -109,6 +128,10 @@ export function registerCommands(
       lensHandler((lens) => jobs.run("run", lensJob(lens))),
     ),
     register(
+      LENS_COMMANDS.runWithArguments,
+      lensHandler((lens) => runWithArguments(lensJob(lens))),
+    ),
+    register(
       LENS_COMMANDS.profile,
       lensHandler((lens) => jobs.run("profile", lensJob(lens))),
     ),
@@ -122,7 +145,7 @@ export function registerCommands(
     ),
     register(
       LENS_COMMANDS.findNonfinite,
-      lensHandler((lens) => debugScript(lensJob(lens), undefined, true)),
+      lensHandler((lens) => debugScript(lensJob(lens), undefined, { findNonfinite: true })),
     ),
     register(
       LENS_COMMANDS.debugStep,

@@ -6,7 +6,9 @@ import { registerCommands } from "./commands";
 import { registerDebugging } from "./debug";
 import { Jobs } from "./jobs/jobs";
 import { createLogger, log } from "./common/logger";
-import { checkInterpreter, onPythonExtensionChange, resolveInterpreter } from "./server/python";
+import { InterpreterStatus } from "./server/interpreterStatus";
+import { checkInterpreter, isChosen, onPythonExtensionChange, resolveInterpreter } from "./server/python";
+import { workspaceSettingsApplied } from "./server/trustedSettings";
 import { RestartQueue } from "./common/restartQueue";
 import { ResultPanels } from "./results/resultPanel";
 import { RunOutputs } from "./jobs/runOutput";
@@ -31,13 +33,19 @@ export function activate(context: vscode.ExtensionContext): void {
   const results = new ResultPanels(server);
   context.subscriptions.push(server, store, panels, runsView, results, outputs);
 
+  const status = new InterpreterStatus();
+  context.subscriptions.push(status);
   const restarts = new RestartQueue(async () => {
     if (!vscode.workspace.isTrusted) {
       log.info("workspace not trusted: the language server stays off");
+      status.hide();
       return;
     }
     const interpreter = await resolveInterpreter();
-    if (!(await checkInterpreter(interpreter))) {
+    status.show(interpreter);
+    const checked = await checkInterpreter(interpreter, () => !restarts.overtaken && isChosen(interpreter));
+    status.show(interpreter, checked.report, checked.problem);
+    if (!checked.usable) {
       await server.stop();
       return;
     }
@@ -47,10 +55,12 @@ export function activate(context: vscode.ExtensionContext): void {
   const runsTree = vscode.window.createTreeView("quickdev.runs", { treeDataProvider: runsView, canSelectMany: true });
 
   context.subscriptions.push(
-    ...registerCommands(server, jobs, panels, restart, results, outputs),
+    ...registerCommands(server, jobs, panels, restart, results, outputs, context.workspaceState),
     runsTree,
     new RunsWatcher(() => jobs.refreshRuns(), runsTree),
     server.onRunChanged((summary) => store.update(summary)),
+    // A run deleted (here, in another window, or its directory removed) takes its page along.
+    store.onDidChange((run) => run === undefined && results.closeGone((runId) => store.get(runId) !== undefined)),
     // Runs from earlier sessions show up once the server is there to list them.
     server.onReadyChanged((ready) => ready && void jobs.refreshRuns()),
     vscode.workspace.onDidChangeConfiguration((event) => {
@@ -60,7 +70,8 @@ export function activate(context: vscode.ExtensionContext): void {
         void server.sendSettings();
       }
     }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void restart()),
+    // The workspace's restricted settings (quickdev.python) apply a moment after the trust.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void workspaceSettingsApplied().then(restart)),
   );
   registerDebugging(context, jobs, server);
   // One line a benchmark reads: code loading plus activate(), as VS Code counts activation.

@@ -16,6 +16,11 @@ export class RestartQueue {
     return this.running;
   }
 
+  /** Whether another restart was asked for while this one runs: its results are stale. */
+  get overtaken(): boolean {
+    return this.pending;
+  }
+
   /** Resolves when no restart is running (at once if none is). */
   settled(): Promise<void> {
     return this.running ?? Promise.resolve();

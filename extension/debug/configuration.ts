@@ -2,6 +2,7 @@
 // turned into an attach to the job it started, an attach given the address it was missing.
 // No vscode import at run time: unit tests load this module under plain node.
 import type * as vscode from "vscode";
+import SESSION_RULES from "./sessionRules.json";
 
 export const DEBUG_TYPE = "quickdev";
 
@@ -44,16 +45,14 @@ export interface QuickdevConfiguration extends vscode.DebugConfiguration {
  * What every quickdev session asks of the process's debugpy: the script's output in the Debug
  * Console (the in-process adapter sends it as DAP output events), and Quickdev's own frames (the
  * job's runner, the limits wrapped around the user's loaders and steps) left out of call stacks
- * and stepping, as the Python Debugger's `rules` do. `python -m quickdev` runs its __main__ as
- * `__main__`, so that file needs a path rule of its own.
+ * and stepping, as the Python Debugger's `rules` do. `python -m quickdev` and a warm start's
+ * `python -m quickdev.warm` run their __main__ as `__main__`, so those files need path rules of
+ * their own. The rules are a JSON file the Python tests read too.
  */
 export const SESSION_OPTIONS = {
   justMyCode: false,
   redirectOutput: true,
-  rules: [
-    { module: "quickdev", include: false },
-    { path: "**/quickdev/__main__.py", include: false },
-  ],
+  rules: SESSION_RULES,
 } as const;
 
 /** F5 with no launch.json hands over an empty configuration. */

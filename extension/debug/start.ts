@@ -13,12 +13,12 @@ import { addTemporaryBreakpoint, removeTemporaryBreakpoint } from "./temporaryBr
  * 0-based line, e.g. a training step), stops there first by adding a breakpoint that is removed
  * again once hit (unless the user had one there already). The breakpoint is the editor's own:
  * the job needs not know where. `findNonfinite`: the NaN hunt, which stops where the first
- * NaN/Inf was made.
+ * NaN/Inf was made. `args`: the script's arguments (left out: the server's defaults).
  */
 export async function debugScript(
   job: JobTarget,
   at?: { file: string; line: number },
-  findNonfinite = false,
+  { findNonfinite = false, args }: { findNonfinite?: boolean; args?: readonly string[] } = {},
 ): Promise<boolean> {
   if (!ensureTrusted()) {
     return false;
@@ -39,6 +39,7 @@ export async function debugScript(
     mode: "debug",
     ...target,
     ...(findNonfinite ? { findNonfinite } : {}),
+    ...(args ? { args: [...args] } : {}),
     quickdevTemporaryBreakpoint: temporaryId,
   };
   const started = await vscode.debug.startDebugging(folder, config);

@@ -4,7 +4,7 @@ import * as vscode from "vscode";
 import { log } from "../common/logger";
 import { type JobMode, type RunSummary, type StartJobAnswer, type StartJobArgs, isError } from "../server/protocol";
 import { folderEnvironment } from "../common/folderEnvironment";
-import { describeRun, endMessage } from "../runs/runFormat";
+import { LIVE_TICK_MS, describeRun, endMessage } from "../runs/runFormat";
 import type { RunStore } from "../runs/runs";
 import type { QuickdevServer } from "../server/server";
 import type { RunOutputs } from "./runOutput";
@@ -53,17 +53,23 @@ export class Jobs {
         }
         log.info(`${mode} ${job.module ?? job.script}: run ${answer.runId} in ${answer.runDir}`);
         this.outputs.follow(answer.runId, name);
-        const updates = this.store.onDidChange((run) => {
-          if (run?.runId === answer.runId) {
-            progress.report({ message: describeRun(run) });
-          }
-        });
+        // Redrawn on every report from the server and every tick between them: the elapsed
+        // time moves even while one long step reports nothing.
+        let cancelling = false;
+        const report = (): void => {
+          const run = this.store.get(answer.runId);
+          const what = run ? describeRun(run) : "starting";
+          progress.report({ message: cancelling ? `cancelling… · ${what}` : what });
+        };
+        const updates = this.store.onDidChange((run) => run?.runId === answer.runId && report());
+        const ticker = setInterval(report, LIVE_TICK_MS);
         // Cancel asks the server to stop the job, then waits (a while) to report how it ended.
         const giveUp = new vscode.CancellationTokenSource();
         let timer: NodeJS.Timeout | undefined;
         const cancel = token.onCancellationRequested(() => {
           log.info(`cancelling run ${answer.runId}`);
-          progress.report({ message: "cancelling…" });
+          cancelling = true;
+          report();
           void this.cancel(answer.runId);
           timer = setTimeout(() => giveUp.cancel(), CANCEL_GRACE_MS);
         });
@@ -71,6 +77,7 @@ export class Jobs {
           return await this.store.waitForEnd(answer.runId, giveUp.token);
         } finally {
           clearTimeout(timer);
+          clearInterval(ticker);
           giveUp.dispose();
           updates.dispose();
           cancel.dispose();

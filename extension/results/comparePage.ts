@@ -1,10 +1,13 @@
-// Two runs side by side: what each did and their scalars (loss per step), as a static page.
+// Two runs side by side: their arguments, what each did and their losses (one chart, both
+// lines on shared axes, and a table per step), as a static page.
 // No vscode import; built from result.json as written, like resultPage.ts.
-import { escapeHtml, finite, list, megabytes, page, record, seconds, sparkline, table, text } from "./resultPage";
+import { lossChart } from "./lossChart";
+import { escapeHtml, finite, list, megabytes, page, record, scriptArguments, seconds, table, text } from "./resultPage";
 
 function facts(data: Record<string, unknown>): (string | undefined)[] {
   const losses = list(data.losses).filter(finite);
   return [
+    scriptArguments(data) ?? "(none)",
     text(data.status),
     text(data.stop_reason),
     seconds(data.duration_s),
@@ -21,7 +24,16 @@ function facts(data: Record<string, unknown>): (string | undefined)[] {
   ];
 }
 
-const FACTS = ["status", "stop reason", "duration", "optimizer steps", "batches", "last loss", "peak memory"];
+const FACTS = [
+  "arguments",
+  "status",
+  "stop reason",
+  "duration",
+  "optimizer steps",
+  "batches",
+  "last loss",
+  "peak memory",
+];
 
 export function compareHtml(first: unknown, second: unknown, nonce: string): string {
   const a = record(first) ?? {};
@@ -43,16 +55,14 @@ export function compareHtml(first: unknown, second: unknown, nonce: string): str
       return [String(i + 1), cell(x), cell(y), finite(x) && finite(y) ? (y - x).toPrecision(3) : ""];
     }),
   );
-  const lines = [lossesA, lossesB]
-    .map((losses, i) => {
-      const line = sparkline(losses);
-      return line ? `<p>${escapeHtml(name(i === 0 ? a : b))}<br>${line}</p>` : "";
-    })
-    .join("");
+  const chart = lossChart([
+    { name: name(a), values: lossesA },
+    { name: name(b), values: lossesB },
+  ]);
   const scripts = [text(a.script), text(b.script)].filter(Boolean).map((s) => escapeHtml(s as string));
   return page(
     `Compare ${name(a)} and ${name(b)}`,
-    `<p>${[...new Set(scripts)].join(" · ")}</p>${summary}${lines ? `<h2>Loss</h2>${lines}` : ""}${perStep ? `<h2>Loss per step</h2>${perStep}` : ""}`,
+    `<p>${[...new Set(scripts)].join(" · ")}</p>${summary}${chart ? `<h2>Loss</h2>${chart}` : ""}${perStep ? `<h2>Loss per step</h2>${perStep}` : ""}`,
     nonce,
   );
 }

@@ -7,6 +7,7 @@
 
 import { type Json, escapeHtml, finite, list, positive, record, rows, section, table, text } from "./html";
 import { memoryForecast } from "./memoryForecast";
+import { joinArguments } from "../jobs/arguments";
 
 export { escapeHtml, finite, list, positive, record, rows, table, text } from "./html";
 
@@ -14,6 +15,14 @@ export { escapeHtml, finite, list, positive, record, rows, table, text } from ".
 export const seconds = (value: unknown): string | undefined => (finite(value) ? `${value.toFixed(1)} s` : undefined);
 export const megabytes = (value: unknown): string | undefined =>
   positive(value) ? `${value.toFixed(0)} MB` : undefined;
+
+/** The script's arguments (argv after the script), as typed in a terminal; undefined: none. */
+export function scriptArguments(data: Json): string | undefined {
+  const args = list(data.argv)
+    .slice(1)
+    .filter((arg): arg is string => typeof arg === "string");
+  return args.length ? joinArguments(args) : undefined;
+}
 
 /** Inline SVG of `values` (finite ones), scaled to the box; empty when fewer than two. */
 export function sparkline(values: readonly unknown[], width = 320, height = 48): string {
@@ -178,6 +187,7 @@ export function resultHtml(
     ["status", text(data.status) ?? "unknown"],
     ["stop reason", text(data.stop_reason)],
     ["script", text(data.script)],
+    ["arguments", scriptArguments(data)],
     ["started", text(data.started)],
     ["duration", seconds(data.duration_s)],
     ["optimizer steps", text(data.optimizer_steps)],
@@ -228,6 +238,10 @@ table.grid td, table.grid th { border-bottom: 1px solid var(--vscode-panel-borde
 .memory rect.activations, .legend .activations { fill: var(--vscode-charts-green); background: var(--vscode-charts-green); }
 .memory rect.temporaries, .legend .temporaries { fill: var(--vscode-charts-yellow); background: var(--vscode-charts-yellow); }
 .legend span { display: inline-block; width: 0.8em; height: 0.8em; margin: 0 0.3em 0 1em; }
+.series0 { color: var(--vscode-charts-blue); }
+.series1 { color: var(--vscode-charts-orange); }
+.series2 { color: var(--vscode-charts-green); }
+.series3 { color: var(--vscode-charts-purple); }
 </style>
 </head>
 <body>

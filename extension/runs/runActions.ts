@@ -5,16 +5,20 @@ import { debugScript } from "../debug";
 import type { Jobs } from "../jobs/jobs";
 import { type RunSummary, isError } from "../server/protocol";
 import type { ResultPanels } from "../results/resultPanel";
-import { runLabel } from "./runFormat";
+import { describeRun, runLabel } from "./runFormat";
 import type { QuickdevServer } from "../server/server";
 
 export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: ResultPanels): vscode.Disposable[] {
   const register = vscode.commands.registerCommand;
   return [
-    // The same script (or module) in the same mode; its folder gives the environment as before.
+    // The same script (or module) in the same mode with the same arguments; its folder gives the
+    // environment as before. A run given none leaves them to the server's defaults again.
     register("quickdev.run.rerun", (run: RunSummary) => {
       const job = run.module ? { module: run.module } : { script: run.script };
-      return run.mode === "debug" ? debugScript(job) : jobs.run(run.mode === "profile" ? "profile" : "run", job);
+      const args = run.args?.length ? run.args : undefined;
+      return run.mode === "debug"
+        ? debugScript(job, undefined, { args })
+        : jobs.run(run.mode === "profile" ? "profile" : "run", args ? { ...job, args } : job);
     }),
     register("quickdev.run.cancel", (run: RunSummary) => jobs.cancel(run.runId)),
     register("quickdev.run.delete", async (run: RunSummary) => {
@@ -31,6 +35,7 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
         void vscode.window.showErrorMessage(`Quickdev: ${answer.error}`);
         return;
       }
+      results.closeGone((runId) => runId !== run.runId);
       await jobs.refreshRuns();
     }),
     // Two runs selected in the view: those; one: pick the other from a list.
@@ -39,9 +44,24 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
       if (chosen.length === 2) {
         return results.compare(chosen[0], chosen[1]);
       }
-      const others = jobs.knownRuns().filter((other) => other.runId !== run.runId);
+      // Runs of the same workspace folder: the other folders' scripts are other projects.
+      const folderOf = (script: string): string | undefined =>
+        vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script))?.uri.fsPath;
+      const folder = folderOf(run.script);
+      const others = jobs.knownRuns().filter((other) => other.runId !== run.runId && folderOf(other.script) === folder);
+      if (!others.length) {
+        void vscode.window.showInformationMessage(
+          `Quickdev: no other run of ${path.basename(run.script)}'s folder to compare with.`,
+        );
+        return undefined;
+      }
       const picked = await vscode.window.showQuickPick(
-        others.map((other) => ({ label: runLabel(other), description: other.runId, run: other })),
+        others.map((other) => ({
+          label: runLabel(other),
+          description: other.runId,
+          detail: describeRun(other),
+          run: other,
+        })),
         { title: `Compare ${run.runId} with…`, matchOnDescription: true },
       );
       return picked && results.compare(run, picked.run);

@@ -1,18 +1,31 @@
 // How a run reads in the Runs view and in notifications. No vscode import.
 import * as path from "node:path";
-import type { RunSummary } from "../server/protocol";
+import { shortArguments } from "../jobs/arguments";
+import { type RunSummary, isFinished } from "../server/protocol";
 
-export function describeRun(run: RunSummary): string {
+/** How often a live run's progress and Runs view item are redrawn (its elapsed time moves). */
+export const LIVE_TICK_MS = 1000;
+
+/**
+ * "running · train · 12.0 s · 4 batches · 2 steps · loss 0.6931". `nowMs`: the time to count a
+ * live run's elapsed time to (the server reports only when something changes, so a long step
+ * would otherwise freeze the clock); a finished run shows its own duration.
+ */
+export function describeRun(run: RunSummary, nowMs: number = Date.now()): string {
   const parts: string[] = [run.status];
   // The job reports "running" as its stage too: say it once.
   if (run.status === "running" && run.stage && run.stage !== run.status) {
     parts.push(run.stage);
   }
-  if (typeof run.durationS === "number") {
-    parts.push(`${run.durationS.toFixed(1)} s`);
+  const seconds = elapsedS(run, nowMs);
+  if (seconds !== undefined) {
+    parts.push(`${seconds.toFixed(1)} s`);
   }
   if (typeof run.batches === "number") {
     parts.push(`${run.batches} batch${run.batches === 1 ? "" : "es"}`);
+  }
+  if (typeof run.steps === "number" && run.steps > 0) {
+    parts.push(`${run.steps} step${run.steps === 1 ? "" : "s"}`);
   }
   const losses = run.losses ?? [];
   const last = losses[losses.length - 1];
@@ -20,6 +33,16 @@ export function describeRun(run: RunSummary): string {
     parts.push(`loss ${formatLoss(last)}`);
   }
   return parts.join(" · ");
+}
+
+/** A finished run's duration; a live one's time since it started, by this clock. */
+export function elapsedS(run: RunSummary, nowMs: number): number | undefined {
+  const reported = typeof run.durationS === "number" ? run.durationS : undefined;
+  if (isFinished(run.status)) {
+    return reported;
+  }
+  const started = Date.parse(run.started);
+  return Number.isNaN(started) ? reported : Math.max(reported ?? 0, (nowMs - started) / 1000);
 }
 
 /** A loss as the Runs view shows it; null is a NaN or infinite one (JSON has no NaN). */
@@ -35,11 +58,15 @@ export function formatLoss(value: number | null): string {
     : value.toFixed(4);
 }
 
-/** "train.py (debug) 14:03:27": runs of one script told apart by when they started. */
+/**
+ * "train.py config/small.py --lr 0.1 (debug) 14:03:27": runs of one script told apart by their
+ * arguments (cut short; the tooltip has them whole) and when they started.
+ */
 export function runLabel(run: RunSummary): string {
   const started = new Date(run.started);
   const time = Number.isNaN(started.getTime()) ? "" : ` ${started.toLocaleTimeString([], { hour12: false })}`;
-  return `${path.basename(run.script)} (${run.mode})${time}`;
+  const args = run.args?.length ? ` ${shortArguments(run.args)}` : "";
+  return `${path.basename(run.script)}${args} (${run.mode})${time}`;
 }
 
 /** The one-line message shown when a run ends. */

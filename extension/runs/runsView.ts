@@ -1,8 +1,9 @@
 // The "Quickdev Runs" view: runs newest first, grouped by workspace folder in a multi-root
 // workspace, with actions by state.
 import * as vscode from "vscode";
+import { joinArguments } from "../jobs/arguments";
 import { type RunStatus, type RunSummary, isFinished } from "../server/protocol";
-import { describeRun, formatLoss, runLabel } from "./runFormat";
+import { LIVE_TICK_MS, describeRun, formatLoss, runLabel } from "./runFormat";
 import { type RunGroup, groupByFolder } from "./runGroups";
 import type { RunStore } from "./runs";
 
@@ -25,9 +26,19 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subscription: vscode.Disposable;
 
+  private readonly ticker: NodeJS.Timeout;
+
   constructor(private readonly store: RunStore) {
     // A run's item is keyed by id, so a full refresh keeps selection and is cheap at this size.
     this.subscription = store.onDidChange(() => this.changed.fire(undefined));
+    // Live runs' elapsed time moves between the server's reports: their items are redrawn.
+    this.ticker = setInterval(() => {
+      for (const run of store.all()) {
+        if (!isFinished(run.status)) {
+          this.changed.fire(run);
+        }
+      }
+    }, LIVE_TICK_MS);
   }
 
   getChildren(element?: RunsNode): RunsNode[] {
@@ -72,7 +83,8 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     }
     item.contextValue = context.join(" ");
     const tooltip = new vscode.MarkdownString();
-    tooltip.appendText(`${run.script}\n${describeRun(run)}\n${run.runDir}`);
+    const args = run.args?.length ? ` ${joinArguments(run.args)}` : "";
+    tooltip.appendText(`${run.script}${args}\n${describeRun(run)}\n${run.runDir}`);
     if (run.losses?.length) {
       tooltip.appendText(`\nlosses: ${run.losses.map(formatLoss).join(", ")}`);
     }
@@ -89,6 +101,7 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
   }
 
   dispose(): void {
+    clearInterval(this.ticker);
     this.subscription.dispose();
     this.changed.dispose();
   }

@@ -23,6 +23,8 @@ export interface Address {
 export interface RunSummary {
   runId: string;
   script: string;
+  /** The script's arguments, as the job gave them to it. */
+  args: string[];
   mode: JobMode;
   status: RunStatus;
   /** ISO-8601, UTC. */
@@ -279,6 +281,7 @@ export const PROTOCOL_FIELDS = {
   RunSummary: {
     runId: "required",
     script: "required",
+    args: "required",
     mode: "required",
     status: "required",
     started: "required",
@@ -315,6 +318,7 @@ export function isFinished(status: RunStatus): boolean {
 
 export const LENS_COMMANDS = {
   run: "quickdev.lens.run",
+  runWithArguments: "quickdev.lens.runWithArguments",
   debug: "quickdev.lens.debug",
   profile: "quickdev.lens.profile",
   debugStep: "quickdev.lens.debugStep",

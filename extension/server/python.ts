@@ -40,6 +40,20 @@ async function fromPythonExtension(): Promise<string | undefined> {
   return resolved?.executable.uri?.fsPath ?? active.path;
 }
 
+/**
+ * Whether `interpreter` is still what the settings choose (the setting's value now; with the
+ * setting empty, the choice is the Python extension's, which restarts the server when it changes).
+ */
+export function isChosen(interpreter: Interpreter): boolean {
+  const setting = readSettings().python.trim();
+  if (!setting) {
+    return interpreter.source !== "setting";
+  }
+  return (
+    interpreter.source === "setting" && pickInterpreter(setting, undefined, variableContext()).path === interpreter.path
+  );
+}
+
 export async function resolveInterpreter(): Promise<Interpreter> {
   const setting = readSettings().python;
   // Asking the Python extension is pointless when the setting decides.
@@ -69,10 +83,21 @@ function run(python: string, args: string[]): Promise<string> {
 // What the user was already told this session: a restart should not repeat the same offer.
 const told = new Set<string>();
 
+export interface Checked {
+  /** False when the interpreter cannot run the server at all. */
+  usable: boolean;
+  report?: InterpreterReport;
+  /** One line on what blocks it, for the status bar. */
+  problem?: string;
+}
+
 /**
- * Tells the user what the interpreter lacks. Returns false when it cannot run the server at all.
+ * Checks what the interpreter has and tells the user what it lacks. `stillCurrent` says whether
+ * it is still the interpreter the settings choose: a check that a newer restart overtook (a
+ * setting that changed, a trust just granted) shows nothing, so no message ever names an
+ * interpreter that does not run the jobs, and "Install" asks again before it installs.
  */
-export async function checkInterpreter(interpreter: Interpreter): Promise<boolean> {
+export async function checkInterpreter(interpreter: Interpreter, stillCurrent: () => boolean): Promise<Checked> {
   const python = interpreter.path;
   let report: InterpreterReport;
   try {
@@ -82,18 +107,24 @@ export async function checkInterpreter(interpreter: Interpreter): Promise<boolea
       `Quickdev cannot run the Python interpreter "${python}" (${(error as Error).message}). ` +
       "Set quickdev.python to a Python 3.10+ interpreter.";
     log.error(message);
-    void showWithSettingsButton(message);
-    return false;
+    if (stillCurrent()) {
+      void showWithSettingsButton(message);
+    }
+    return { usable: false, problem: message };
   }
   log.info(`interpreter ${report.executable} (${interpreter.source}), torch ${report.torch ?? "missing"}`);
+  let problem: string | undefined;
   for (const finding of findings(python, report)) {
     log.warn(finding.message);
+    problem ??= finding.message;
     if (finding.kind === "tooOld") {
-      void showWithSettingsButton(finding.message);
-      return false;
+      if (stillCurrent()) {
+        void showWithSettingsButton(finding.message);
+      }
+      return { usable: false, report, problem };
     }
     const key = `${python}\n${finding.kind}`;
-    if (told.has(key)) {
+    if (told.has(key) || !stillCurrent()) {
       continue;
     }
     told.add(key);
@@ -103,15 +134,22 @@ export async function checkInterpreter(interpreter: Interpreter): Promise<boolea
         .then((choice) => choice && vscode.env.clipboard.writeText(finding.command));
     } else {
       void vscode.window.showInformationMessage(finding.message, "Install").then((choice) => {
-        if (choice === "Install") {
-          const terminal = vscode.window.createTerminal("Quickdev: install");
-          terminal.show();
-          terminal.sendText(finding.command);
+        if (choice !== "Install") {
+          return;
         }
+        if (!stillCurrent()) {
+          void vscode.window.showWarningMessage(
+            "Quickdev: the interpreter setting changed since this offer; nothing was installed.",
+          );
+          return;
+        }
+        const terminal = vscode.window.createTerminal("Quickdev: install");
+        terminal.show();
+        terminal.sendText(finding.command);
       });
     }
   }
-  return true;
+  return { usable: true, report, problem };
 }
 
 async function showWithSettingsButton(message: string): Promise<void> {

@@ -83,3 +83,16 @@ export function findings(python: string, report: InterpreterReport): Finding[] {
   }
   return result;
 }
+
+/**
+ * A short name for the status bar: a virtual environment's folder (".venv", "torch-env") with the
+ * version, else the interpreter's file name ("python3 (3.11)").
+ */
+export function interpreterLabel(python: string, version?: string): string {
+  const parts = python.split(/[/\\]/).filter(Boolean);
+  const file = parts[parts.length - 1] ?? python;
+  const bin = parts[parts.length - 2];
+  const env = bin === "bin" || bin === "Scripts" ? parts[parts.length - 3] : undefined;
+  const name = env && !["usr", "local", ""].includes(env) ? env : file;
+  return version ? `${name} (${version})` : name;
+}

@@ -12,6 +12,7 @@ import {
   type StaticFeature,
 } from "vscode-languageclient/node";
 import { log, logChannel } from "../common/logger";
+import { lensesWithTooltips } from "./lensTooltips";
 import {
   type Answer,
   type CommandAnswer,
@@ -105,6 +106,7 @@ export class QuickdevServer implements vscode.Disposable {
       initializationOptions: serverSettings(interpreter.path),
       // Failures are reported once, in our own words, rather than as a popup per request.
       revealOutputChannelOn: RevealOutputChannelOn.Never,
+      middleware: { provideCodeLenses: lensesWithTooltips(() => this.client) },
     };
     const client = new LanguageClient("quickdev", "Quickdev", serverOptions, clientOptions);
     client.registerFeature(oneProgressPerJob);

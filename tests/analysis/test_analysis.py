@@ -49,15 +49,64 @@ def test_plain_loop_without_main_guard() -> None:
     assert result is not None
     assert result.main_entry is not None
     assert result.main_entry.kind == "top_level_loop"
-    assert result.main_entry.line == line_of(path, "for epoch in range(3):")
+    # The script runs from its top: its lenses go there, not at its first loop.
+    assert result.main_entry.line == 0
     kinds = {s.qualname: s.kind for s in result.steps}
     assert kinds == {
         "Pairs.__getitem__": "getitem",
         "Regressor.forward": "forward",
         "train_one_epoch": "loop_step",
     }
+    # A step that loops stops in its loop, once per batch, not once per call.
+    (step,) = [s for s in result.steps if s.qualname == "train_one_epoch"]
+    assert step.body_line == line_of(path, "opt.zero_grad()")
     assert not result.uses_lightning_trainer
     assert result.knobs == ()
+
+
+def test_a_module_level_training_script_runs_from_its_top_and_its_loop_is_the_step() -> None:
+    """nanoGPT's layout: globals, an if/elif chain with a loop of its own before the model
+    exists, then ``while True:`` with micro steps: no lens at the if/elif's loop."""
+    path = SAMPLES / "module_level_gpt.py"
+    result = analyze_file(path)
+    assert result is not None
+    assert [(e.kind, e.line) for e in result.entry_points] == [("top_level_loop", 0)]
+    training = [s for s in result.steps if s.kind == "train_loop"]
+    assert [(s.qualname, s.line, s.body_line) for s in training] == [
+        ("training loop", line_of(path, "while True:"), line_of(path, "# TRAINING STEP"))
+    ]
+    # estimate_loss() loops without training: not a step.
+    assert "estimate_loss" not in {s.qualname for s in result.steps}
+
+
+def test_the_function_that_trains_is_the_step_not_the_model_forward() -> None:
+    """pytorch/examples' mnist layout: train(...) steps the optimizer in its loop."""
+    path = SAMPLES / "mnist_functions.py"
+    result = analyze_file(path)
+    assert result is not None
+    assert result.main_entry is not None and result.main_entry.kind == "main_guard"
+    steps = {s.qualname: s for s in result.steps}
+    assert steps["train"].kind == "train_loop"
+    assert (steps["train"].line, steps["train"].body_line) == (
+        line_of(path, "def train("),
+        line_of(path, "# EACH STEP"),
+    )
+    assert steps["Net.forward"].kind == "forward"
+    # Evaluation loops and main()'s epoch loop (it steps a scheduler) train nothing.
+    assert "test" not in steps and "main" not in steps
+
+
+def test_training_calls_are_told_from_look_alikes() -> None:
+    def step_names(body: str) -> list[str]:
+        source = f"import torch\n\ndef fn(loader):\n    for batch in loader:\n        {body}\n"
+        return [s.qualname for s in analyze_text(source).steps]
+
+    assert step_names("loss.backward()") == ["fn"]
+    assert step_names("accelerator.backward(loss)") == ["fn"]
+    assert step_names("self.optimizer.step()") == ["fn"]
+    assert step_names("scaler.step(optimizer)") == ["fn"]
+    assert step_names("scheduler.step()") == []
+    assert step_names("env.step(action)") == []
 
 
 def test_argparse_knobs_and_bare_main_call() -> None:
@@ -106,7 +155,7 @@ def test_a_top_level_loop_is_an_entry_only_in_torch_code() -> None:
     loop = "for name in ['a', 'b']:\n    print(name)\n"
     assert analyze_text(loop).entry_points == ()
     (entry,) = analyze_text("import torch.nn as nn\n" + loop).entry_points
-    assert (entry.kind, entry.line) == ("top_level_loop", 1)
+    assert (entry.kind, entry.line) == ("top_level_loop", 0)  # the file runs from its top
 
 
 def test_calls_that_only_look_like_main_are_not_entries() -> None:
@@ -176,18 +225,20 @@ def test_lone_carriage_returns_and_form_feeds_count_lines_like_the_parser() -> N
     ids=["try", "with", "if"],
 )
 def test_a_loop_inside_a_top_level_block_is_an_entry(wrapper: str) -> None:
-    body = "    for epoch in range(100):\n        step(epoch)\n"
+    body = "    for epoch in range(100):\n        loss.backward()\n"
     source = "import torch\nTRAIN = True\n" + wrapper.format(body=body)
     result = analyze_text(source)
     assert result.main_entry is not None
-    assert (result.main_entry.kind, result.main_entry.line) == ("top_level_loop", 2)
+    assert (result.main_entry.kind, result.main_entry.line) == ("top_level_loop", 0)
+    # The loop that trains is the step, also inside the block.
+    assert [(s.kind, s.line, s.body_line) for s in result.steps] == [("train_loop", 3, 4)]
 
 
 def test_the_try_wrapped_idiom_gets_its_entry() -> None:
     path = Path(__file__).parents[1] / "job" / "idioms" / "try_loop.py"
     result = analyze_file(path)
     assert result is not None and result.main_entry is not None
-    assert result.main_entry.line == path.read_text().splitlines().index("try:")
+    assert result.main_entry.line == 0
 
 
 @pytest.mark.parametrize(

@@ -9,21 +9,11 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 from quickdev.rundir.shapes import TensorFacts, read_shapes, tensor_text
 
 from tests.support.dap import DapClient, wait_for_json_file
-from tests.support.debug import line_of, quickdev_env
-
-# As the extension sends them (extension/debug/configuration.ts).
-SESSION_OPTIONS: dict[str, Any] = {
-    "redirectOutput": True,
-    "rules": [
-        {"module": "quickdev", "include": False},
-        {"path": "**/quickdev/__main__.py", "include": False},
-    ],
-}
+from tests.support.debug import SESSION_OPTIONS, line_of, quickdev_env
 
 SCRIPT = textwrap.dedent(
     """

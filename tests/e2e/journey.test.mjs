@@ -15,7 +15,9 @@ import { launchSteps } from './steps/launch.mjs';
 import { LONG_JOB } from './lib/longJob.mjs';
 import { profiledRun } from './lib/profiledRun.mjs';
 import { memoryForecastSteps } from './steps/memoryForecast.mjs';
+import { argumentsSteps } from './steps/arguments.mjs';
 import { multiRootSteps } from './steps/multiRoot.mjs';
+import { progressSteps } from './steps/progress.mjs';
 import { runsViewSteps } from './steps/runsView.mjs';
 import { shapeHintsSteps } from './steps/shapeHints.mjs';
 
@@ -39,6 +41,31 @@ describe('a trusted multi-root workspace', () => {
     await workbench.editorShows('"quickdev.python"');
     await workbench.editorShows(python);
     await workbench.screenshot('user-settings');
+  });
+
+  step('the status bar names the interpreter that runs the jobs, and a click opens its setting', async () => {
+    const item = workbench.page.locator('.statusbar-item', { hasText: '.venv (3.' }).first();
+    await item.waitFor({ timeout: 60_000 });
+    const tooltip = await item.getAttribute('aria-label');
+    assert.ok(tooltip.includes('.venv'), tooltip);
+    await workbench.screenshot('status-bar-interpreter');
+    await item.click();
+    const page = workbench.page;
+    await page.locator('.settings-editor').waitFor({ timeout: 15_000 });
+    const setting = page.locator('.setting-item', { hasText: 'Python interpreter for the language server' }).first();
+    // In a remote window (code-server is one) the User tab may not list a machine-overridable
+    // setting; the Remote tab, one click away, does.
+    if (!(await setting.waitFor({ timeout: 8_000 }).then(() => true, () => false))) {
+      await workbench.screenshot('status-bar-interpreter-setting-user-tab');
+      await page.locator('.settings-tabs-widget .action-label', { hasText: 'Remote' }).first().click();
+    }
+    await setting.waitFor({ timeout: 15_000 });
+    await workbench.screenshot('status-bar-interpreter-setting');
+    await workbench.runCommand('View: Close All Editors');
+    // Nothing the extension said named an interpreter other than the one set.
+    for (const text of await workbench.notificationTexts()) {
+      assert.ok(!/python3\b/.test(text) || text.includes(python), `a notification named another interpreter: ${text}`);
+    }
   });
 
   step('Quick Open opens a training script in the editor', async () => {
@@ -168,6 +195,14 @@ describe('a trusted multi-root workspace', () => {
 
     frame = await workbench.step('Step Over', frame);
     assert.equal(frame.line, 51, 'at `logits = model(images)`');
+    // One Step Into: in the model's forward, torch.nn.Module's dispatch (and Quickdev's hooks
+    // on the model) stepped through and left out of the Call Stack.
+    frame = await workbench.step('Step Into', frame);
+    assert.equal(frame.name, 'forward', `one Step Into on model(images) stopped in ${frame.label}`);
+    assert.equal(frame.file, 'train.py');
+    const stack = (await workbench.callStackRows()).map((row) => row.label);
+    assert.ok(!stack.some((label) => /_call_impl|quickdev|module\.py/.test(label)), stack.join('\n'));
+    await workbench.screenshot('debug-step-into-forward');
     // Into torch.nn as a person does: Step Into the calls that lead to a module's forward
     // (model(...), torch's _call_impl/inner/forward_call), Step Over everything else, until the
     // debugger stands in a torch.nn module's own forward. Only possible with justMyCode off.
@@ -237,8 +272,10 @@ describe('a trusted multi-root workspace', () => {
   });
 
   multiRootSteps(session);
+  argumentsSteps(session);
+  progressSteps(session);
 
-  step('a shape error shows in Problems at the failing line, and the fix clears it', async () => {
+  step('a shape error: its traceback in the run\'s Output channel, a diagnostic in Problems at the failing line, and the fix clears it', async () => {
     const script = path.join(workspace.folder('vision'), 'train.py');
     const good = await readFile(script, 'utf8');
     const layer = 'self.classifier = nn.Linear(16 * 8 * 8, num_classes)';
@@ -255,6 +292,13 @@ describe('a trusted multi-root workspace', () => {
     await workbench.clickLens('if __name__ == "__main__":', 'Quick-dev run');
     await workbench.runCommand('Quickdev: Show Runs');
     await workbench.runsRow('train.py (run)', 'failed').waitFor({ timeout: 90_000 });
+    // The traceback is in the run's output channel, where people look, as python prints it.
+    // Its end shows: the user's failing frame and the error's line (the first line, "Traceback
+    // (most recent call last):", has scrolled up by then).
+    const outputLines = workbench.page.locator('.part.panel .monaco-editor .view-line');
+    await outputLines.filter({ hasText: 'train.py", line 40, in forward' }).first().waitFor({ timeout: 30_000 });
+    await outputLines.filter({ hasText: 'RuntimeError: mat1 and mat2 shapes' }).first().waitFor({ timeout: 30_000 });
+    await workbench.screenshot('output-channel-traceback');
     await workbench.showProblems();
     const problem = workbench.problemRows().filter({ hasText: 'Ln 40' });
     await problem.first().waitFor({ timeout: 30_000 });
@@ -393,6 +437,45 @@ describe('an untrusted workspace', () => {
       const runs = path.join(workspace.folder(folder), '.quickdev');
       assert.ok(!existsSync(runs), `a run started in ${folder}`);
     }
+  });
+});
+
+describe('a workspace trusted after it opened, its settings naming the interpreter', () => {
+  // quickdev.python in the .code-workspace only: VS Code applies it once the workspace is
+  // trusted, a moment after it says the trust was granted.
+  const session = useSession('trust-granted', {
+    'security.workspace.trust.enabled': true,
+    'security.workspace.trust.startupPrompt': 'never',
+  }, { pythonIn: 'workspace' });
+  const { step } = session;
+
+  step('once trusted, the status bar names the workspace\'s interpreter and no message names another', async () => {
+    const { workbench } = session;
+    const page = workbench.page;
+    await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).waitFor();
+    await workbench.openFile('vision/train.py');
+    await workbench.runCommand('Workspaces: Manage Workspace Trust');
+    await page.getByRole('button', { name: 'Trust', exact: true }).first().click({ timeout: 15_000 });
+    await workbench.screenshot('trust-granted');
+    await page.locator('.statusbar-item', { hasText: '.venv (3.' }).first().waitFor({ timeout: 60_000 });
+    // Watch every message for a while after the trust: none names python3 (the interpreter
+    // the setting resolved to before VS Code applied the workspace's settings).
+    const seen = new Set();
+    const until = Date.now() + 20_000;
+    while (Date.now() < until) {
+      for (const text of await workbench.notificationTexts()) seen.add(text);
+      await page.waitForTimeout(500);
+    }
+    await workbench.screenshot('trust-granted-status-bar');
+    for (const text of seen) {
+      assert.ok(!/python3\b|not installed/.test(text) || text.includes(python), `after the trust: ${text}`);
+    }
+    // The interpreter checked is the one the workspace names: lenses come from its server.
+    await workbench.openFile('vision/train.py');
+    await workbench.goToLine(97);
+    await eventually('lenses above the main guard', async () =>
+      (await workbench.lensesAbove('if __name__ == "__main__":')).length >= 3,
+    { timeout: 60_000 });
   });
 });
 

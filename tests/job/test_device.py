@@ -8,6 +8,7 @@ skipped (not passed) without CUDA, and the CPU proofs above them stand alone.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -59,12 +60,39 @@ def test_gpt_script_with_configurator_and_pinned_batches(run_quickdev: Any, work
     counts = remaps(run)
     assert counts["Tensor.pin_memory"] >= 4
     assert counts["Tensor.to / Module.to"] >= 4  # model.to("cuda"), batches .to(device)
-    # Told it has a CUDA device that supports bfloat16, it picks bfloat16 as on a recent GPU.
-    assert counts["autocast cuda bfloat16 -> cpu bfloat16"] == 1
+    # Told it has a CUDA device that supports bfloat16, it asks bfloat16 as on a recent GPU;
+    # what that ran in here is measured on this CPU.
+    (choice,) = run.result["device"]["autocast"]
+    assert choice["asked"] == "cuda bfloat16"
+    assert counts[f"autocast cuda bfloat16 -> cpu {choice['ran']}"] == 1
     assert "GradScaler cuda -> cpu" in counts
     assert run.result["device"]["answered"] == {"torch.cuda.is_available": 1}
     assert "mem 0.0 MB" in run.stdout
     assert "device: cpu instead of" not in run.stderr  # --json: the summary is the JSON
+
+
+@cpu_only
+def test_an_asked_float32_stays_float32_and_the_result_says_what_ran(
+    run_quickdev: Any, workdir: Path
+) -> None:
+    """nanoGPT's ``--dtype=float32``: autocast off, not bfloat16; torch.compile off, said so
+    (the script's own "compiling the model..." print notwithstanding)."""
+    run = run_quickdev(
+        "--max-steps", "2", "gpt_train.py", "--", "config/quick.py", "--dtype=float32",
+        cwd=workdir, json_output=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    run_dir = next(line for line in run.stderr.splitlines() if "run dir:" in line).split(": ")[1]
+    result = json.loads((workdir / run_dir / "result.json").read_text())
+    assert result["device"]["autocast"] == [
+        {"asked": "cuda float32", "ran": "float32", "why": "the script asked for float32"}
+    ]
+    assert (
+        "torch.compile: on → off (the model runs eagerly)" in result["limits"]["settings_changed"]
+    )
+    summary = run.stderr
+    assert "autocast: cuda float32 regions ran in float32 (autocast off)" in summary
+    assert "torch.compile: on → off" in summary
 
 
 @cpu_only
@@ -103,9 +131,12 @@ def test_torchrun_script_with_nccl_and_set_device(run_quickdev: Any, workdir: Pa
 def test_autocast_and_grad_scaler(run_quickdev: Any, workdir: Path) -> None:
     run = run_quickdev("--max-steps", "2", "amp_step.py", cwd=workdir)
     assert run.returncode == 0, run.stderr
-    assert "out torch.bfloat16" in run.stdout
+    # The region ran in what is fast on this CPU, and the result says which and why.
+    (choice,) = run.result["device"]["autocast"]
+    assert choice["asked"] == "cuda float16" and choice["why"]
+    assert f"out torch.{choice['ran']}" in run.stdout
     counts = remaps(run)
-    assert counts["autocast cuda float16 -> cpu bfloat16"] == 2
+    assert counts[f"autocast cuda float16 -> cpu {choice['ran']}"] == 2
     assert counts["GradScaler cuda -> cpu"] == 1
     assert counts["Tensor.cuda / Module.cuda"] >= 2  # one per parameter of two layers
     # The loss as the script computes it, not GradScaler's 65536-fold backward input.
@@ -176,7 +207,10 @@ def test_mps_only_call_fails_in_one_line(run_quickdev: Any, tmp_path: Path) -> N
     assert run.returncode == 1
     (line,) = [ln for ln in run.stderr.splitlines() if ln.startswith("  error:")]
     assert "torch.mps.synchronize()" in line and "--device" in line and "mps.py:3" in line
-    assert "Traceback" not in run.stderr
+    # The traceback, as python prints one, ends at the script's call: no frame of the job's.
+    traceback = run.stderr[run.stderr.index("Traceback") : run.stderr.index("quickdev: failed")]
+    frames = [line for line in traceback.splitlines() if line.strip().startswith("File ")]
+    assert frames and all("mps.py" in frame for frame in frames), traceback
 
 
 def test_custom_cuda_kernel_fails_in_one_line(run_quickdev: Any, tmp_path: Path) -> None:

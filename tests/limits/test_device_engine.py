@@ -53,7 +53,10 @@ def test_install_then_undo_leaves_torch_as_it_was() -> None:
         assert isinstance(torch.device(0), torch.device)
         torch.cuda.set_device(3)
         with torch.autocast("cuda", dtype=torch.float16):
-            assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
+            computed = (torch.ones(2, 2) @ torch.ones(2, 2)).dtype
+        # What is fast on this CPU (limits/device/autocast.py), as the result says.
+        (choice,) = engine.report().autocast
+        assert str(computed) == f"torch.{choice['ran']}"
         assert engine.report().remaps["torch.cuda.set_device"] == 1
     finally:
         patcher.undo_all()

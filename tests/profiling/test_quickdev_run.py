@@ -136,18 +136,26 @@ def test_trace_shows_the_users_frames_without_quickdevs(tmp_path: Path) -> None:
     assert loop, "the user's training loop frame is missing"
     # The operators of loss.backward() (reached through our wrapper of it) are still
     # there, inside the user's loop frame's time.
-    (outer,) = loop
+    # The function's own frame, and frames for the lines the job saw run its calls.
+    outer = max(loop, key=lambda e: e["dur"])
     end = outer["ts"] + outer["dur"]
     assert any(
         e.get("cat") == "cpu_op" and "Backward" in e["name"] and outer["ts"] <= e["ts"] <= end
         for e in events
     )
     # What our wrapper of backward() calls is what the user called: torch's own backward,
-    # straight under the user's line, as when the script runs alone.
+    # straight under the user's loss.backward() line, in the function's frame.
+    backward_line = next(
+        i
+        for i, text in enumerate((EXAMPLES / "train_loop.py").read_text().splitlines(), 1)
+        if "loss.backward()" in text
+    )
     assert any(
         e["name"].startswith("torch/_tensor.py(")
         and e["name"].endswith(": backward")
-        and by_id.get(e["args"]["Python parent id"]) is outer
+        and by_id[e["args"]["Python parent id"]]["name"]
+        == f"train_loop.py({backward_line}): train_one_epoch"
+        and by_id.get(by_id[e["args"]["Python parent id"]]["args"]["Python parent id"]) is outer
         for e in frames
     )
     for e in frames:

@@ -65,6 +65,7 @@ async def test_failed_run_becomes_a_diagnostic_and_a_good_run_clears_it(
     failed = await wait_for(lambda: final(changes, run_id), "the failed run to end")
     assert failed["status"] == "failed"
     assert "loss exploded on purpose" in failed["error"]["message"]
+    assert failed["args"] == ["--crash"]  # the Runs view tells runs apart by them
 
     crash_line = SCRIPT.splitlines().index(
         '                raise ValueError("loss exploded on purpose")'
@@ -100,6 +101,40 @@ async def test_failed_run_becomes_a_diagnostic_and_a_good_run_clears_it(
     assert detail["result"]["status"] == "failed"
     assert detail["result"]["error"]["type"] == "ValueError"
     assert not torch_loaded_in(server_pid(client))
+
+
+async def test_a_diagnostic_moves_with_edits_above_and_goes_when_its_line_is_edited(
+    client: LanguageClient, script: Path
+) -> None:
+    changes = collect_run_changes(client)
+    document_uri = open_document(client, script)
+    answer = await execute(
+        client, "quickdev.startJob", {"script": str(script), "args": ["--crash"]}
+    )
+    await wait_for(lambda: final(changes, answer["runId"]), "the failed run to end")
+    (diagnostic,) = await wait_for(lambda: client.diagnostics.get(document_uri), "a diagnostic")
+    line = diagnostic.range.start.line
+
+    def edit(version: int, start: int, end: int, text: str) -> None:
+        span = types.Range(
+            start=types.Position(line=start, character=0), end=types.Position(line=end, character=0)
+        )
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=document_uri, version=version
+                ),
+                content_changes=[types.TextDocumentContentChangePartial(range=span, text=text)],
+            )
+        )
+
+    edit(2, 0, 0, "# one\n# two\n")  # two lines typed at the top: it moves with its line
+    await wait_for(
+        lambda: [d.range.start.line for d in client.diagnostics[document_uri]] == [line + 2],
+        "the diagnostic to move with its line",
+    )
+    edit(3, line + 2, line + 3, "                pass\n")  # the failing line fixed
+    await wait_for(lambda: len(client.diagnostics[document_uri]) == 0, "the diagnostic to go")
 
 
 async def test_a_running_job_reports_its_stage_and_batches(

@@ -34,14 +34,21 @@ async def test_entry_and_step_lenses(client: LanguageClient, workspace: Path) ->
     found = await lenses(client, open_document(client, path))
     guard = line_of(text, 'if __name__ == "__main__":')
     shown = summary(found)
-    assert shown[:4] == [
+    assert shown[:6] == [
         (guard, "Quick-dev run", "quickdev.lens.run"),
+        (guard, "Run with Arguments…", "quickdev.lens.runWithArguments"),
         (guard, "Debug", "quickdev.lens.debug"),
         (guard, "Profile", "quickdev.lens.profile"),
         (guard, "Find first NaN", "quickdev.lens.findNonfinite"),
+        (guard, "Memory forecast", "quickdev.lens.memoryForecast"),
     ]
     assert found[0].command is not None
     assert list(found[0].command.arguments or []) == [{"script": str(path)}]
+    # Every lens says what it will do when hovered.
+    assert all(lens.command and lens.command.tooltip for lens in found)
+    titles = {lens.range.start.line: lens.command.title for lens in found if lens.command}
+    assert titles[line_of(text, "def training_step")] == "Debug this step"
+    assert titles[line_of(text, "def __getitem__")] == "Debug __getitem__"
     steps = {
         lens.range.start.line: (lens.command.arguments or [None])[0]
         for lens in found
@@ -131,7 +138,8 @@ async def test_lens_switches_from_configuration(client: LanguageClient, workspac
         )
     )
     titles = {title for _, title, _ in summary(await lenses(client, document_uri))}
-    assert titles == {"Quick-dev run", "Profile"}
+    # "Run with Arguments…" goes with the run switch.
+    assert titles == {"Quick-dev run", "Run with Arguments…", "Profile"}
 
 
 @pytest.mark.parametrize(
@@ -162,7 +170,7 @@ async def test_closed_files_with_odd_encodings(client: LanguageClient, workspace
     latin.write_bytes(
         "# -*- coding: latin-1 -*-\n# é\nif __name__ == '__main__':\n    pass\n".encode("latin-1")
     )
-    assert [lens.range.start.line for lens in await lenses(client, uri(latin))] == [2, 2, 2, 2, 2]
+    assert [lens.range.start.line for lens in await lenses(client, uri(latin))] == [2] * 6
     garbage = workspace / "garbage.py"
     garbage.write_bytes(b"\xff\xfe\x00 not python \x80\x81")
     assert await lenses(client, uri(garbage)) == []
@@ -194,7 +202,7 @@ async def test_other_requests_are_answered_while_a_huge_file_is_analysed(
     await asyncio.sleep(0)  # the huge file's request goes out first
     assert await lenses(client, small)
     answered.append("small")
-    assert len(await pending) == 5  # run, debug, profile, Find first NaN, memory forecast
+    assert len(await pending) == 6  # run, with arguments, debug, profile, first NaN, memory
     assert answered == ["small", "huge"]
 
 
@@ -246,3 +254,26 @@ async def test_edit_in_a_huge_class_answers_at_once_then_refreshes(
         assert time.monotonic() < deadline, "the settled analysis never showed the new step"
         await asyncio.sleep(0.05)
     assert client.lens_refreshes > refreshes  # type: ignore[attr-defined]
+
+
+async def test_a_module_level_script_gets_its_lenses_at_the_top_and_its_loop(
+    client: LanguageClient, workspace: Path
+) -> None:
+    """nanoGPT's layout: run lenses above the first line, "Debug this step" above the
+    training loop (not above an if/elif chain that happens to hold a loop)."""
+    sample = Path(__file__).parents[1] / "analysis" / "samples" / "module_level_gpt.py"
+    path = workspace / "train_gpt.py"
+    text = sample.read_text()
+    path.write_text(text)
+    shown = summary(await lenses(client, open_document(client, path)))
+    loop = line_of(text, "while True:")
+    assert shown == [
+        (0, "Quick-dev run", "quickdev.lens.run"),
+        (0, "Run with Arguments…", "quickdev.lens.runWithArguments"),
+        (0, "Debug", "quickdev.lens.debug"),
+        (0, "Profile", "quickdev.lens.profile"),
+        (0, "Find first NaN", "quickdev.lens.findNonfinite"),
+        (0, "Memory forecast", "quickdev.lens.memoryForecast"),
+        (line_of(text, "def forward"), "Debug forward", "quickdev.lens.debugStep"),
+        (loop, "Debug this step", "quickdev.lens.debugStep"),
+    ]

@@ -49,6 +49,7 @@ async def test_malformed_results_are_skipped(client: LanguageClient, workspace: 
     assert summary == {
         "runId": "good",
         "script": str(workspace / "loop.py"),
+        "args": [],
         "mode": "run",
         "status": "failed",
         "started": "2026-01-02T03:04:05+00:00",

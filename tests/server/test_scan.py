@@ -77,7 +77,7 @@ async def test_settings_pulled_when_the_client_only_says_they_changed(
 
     async def only_run_lens() -> bool:
         titles = [lens.command.title for lens in await lenses(client, document_uri) if lens.command]
-        return titles == ["Quick-dev run"]
+        return titles == ["Quick-dev run", "Run with Arguments…"]
 
     deadline = time.monotonic() + 30
     while not await only_run_lens():

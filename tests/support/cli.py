@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -26,11 +27,23 @@ class QuickdevRun:
 
 
 def quickdev_run(
-    *args: str, cwd: Path, timeout: float = 120, json_output: bool = True
+    *args: str,
+    cwd: Path,
+    timeout: float = 120,
+    json_output: bool = True,
+    env: dict[str, str] | None = None,
 ) -> QuickdevRun:
-    """``python -m quickdev run [--json] ARGS`` in ``cwd``; the result from the last stdout line."""
+    """``python -m quickdev run [--json] ARGS`` in ``cwd``; the result from the last stdout line.
+    ``env``: variables over this process's environment."""
     command = [sys.executable, "-m", "quickdev", "run", *(["--json"] if json_output else []), *args]
-    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        command,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env} if env else None,
+    )
     result = None
     lines = proc.stdout.strip().splitlines()
     if json_output and lines and lines[-1].startswith("{"):

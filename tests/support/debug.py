@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,6 +21,14 @@ def line_of(path: Path, marker: str) -> int:
         if marker in text:
             return number
     raise AssertionError(f"{marker!r} not in {path}")
+
+
+# What the extension asks of every quickdev session's debugpy (extension/debug/configuration.ts
+# SESSION_OPTIONS), read from the file the extension bundles.
+SESSION_RULES: list[dict[str, Any]] = json.loads(
+    (Path(__file__).parents[2] / "extension" / "debug" / "sessionRules.json").read_text()
+)
+SESSION_OPTIONS: dict[str, Any] = {"redirectOutput": True, "rules": SESSION_RULES}
 
 
 def quickdev_env() -> dict[str, str]:

@@ -11,7 +11,7 @@ import pytest
 from pytest_lsp import LanguageClient
 
 from tests.support.dap import DapClient
-from tests.support.debug import line_of
+from tests.support.debug import SESSION_OPTIONS, line_of
 from tests.support.server import execute, final, wait_for
 from tests.warm.support import SCRIPT, run_until_warm, training_script
 
@@ -26,15 +26,20 @@ def how_started(job_log: Path) -> str | None:
 
 
 def stop_at(attach: dict[str, Any], script: Path, line: int) -> tuple[str, int, str]:
-    """Attach as the editor does, stop at ``line``: (reason, line, shape of ``x``)."""
+    """Attach as the editor does, stop at ``line``: (reason, line, shape of ``x``). The
+    Call Stack holds the script's frames only: nothing of Quickdev's (the warm process's
+    ``warm/__main__.py``, the job's runner)."""
     with DapClient.connect(str(attach["host"]), int(attach["port"])) as dap:
         dap.initialize()
-        dap.attach(just_my_code=False)
+        dap.attach(just_my_code=False, **SESSION_OPTIONS)
         [breakpoint_] = dap.set_breakpoints(script, [line])
         assert breakpoint_["verified"]
         dap.configuration_done()
         stopped = dap.wait_for_stopped(timeout_s=120)
-        frame = dap.stack_trace(stopped["threadId"])[0]
+        frames = dap.stack_trace(stopped["threadId"])
+        where = [(f["name"], f.get("source", {}).get("path", "")) for f in frames]
+        assert {Path(path).name for _, path in where} == {script.name}, where
+        frame = frames[0]
         shape = dap.evaluate("tuple(x.shape)", frame["id"])
         dap.set_breakpoints(script, [])
         dap.continue_(stopped["threadId"])

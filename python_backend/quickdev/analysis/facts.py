@@ -29,6 +29,18 @@ class FunctionFact:
     name: str
     line: int
     body_line: int
+    # The first statement of the innermost loop that trains (calls ``backward`` or steps an
+    # optimizer), where a breakpoint stops once per training step; None: no such loop.
+    training_body: int | None = None
+
+
+@dataclass(frozen=True)
+class TrainingLoop:
+    """A loop that trains: ``line`` is the outermost loop around the training call,
+    ``body_line`` the first statement of the innermost one (one stop per step)."""
+
+    line: int
+    body_line: int
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,7 @@ class StatementFacts:
     main_guard: int | None = None
     main_call: int | None = None
     top_level_loop: int | None = None
+    training_loop: TrainingLoop | None = None  # a top-level loop that trains
     imports_torch: bool = False  # torch, lightning or pytorch_lightning
     trainer_names: tuple[str, ...] = ()
     fit_calls: tuple[FitCall, ...] = ()
@@ -109,6 +122,7 @@ def statement_facts(stmt: ast.stmt) -> StatementFacts:
         main_guard=rel(stmt.lineno) if _is_main_guard(stmt) else None,
         main_call=rel(stmt.lineno) if _is_bare_main_call(stmt) else None,
         top_level_loop=rel(stmt.lineno) if _holds_loop(stmt) else None,
+        training_loop=_relative_loop(_training_loop([stmt]), rel),
         imports_torch=imports_torch,
         trainer_names=tuple(trainer_names),
         fit_calls=tuple(fit_calls),
@@ -121,7 +135,77 @@ def _function_fact(node: ast.FunctionDef | ast.AsyncFunctionDef, rel: _Rel) -> F
     first = body[0]
     if len(body) > 1 and _is_docstring(first):
         first = body[1]
-    return FunctionFact(node.name, rel(node.lineno), rel(first.lineno))
+    loop = _training_loop(body)
+    training_body = rel(loop.body_line) if loop is not None else None
+    return FunctionFact(node.name, rel(node.lineno), rel(first.lineno), training_body)
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _training_loop(statements: list[ast.stmt]) -> TrainingLoop | None:
+    """The first loop among ``statements`` (in blocks, not in nested functions or classes)
+    whose body trains; lines as parsed."""
+    for stmt in statements:
+        if isinstance(stmt, _SCOPES):
+            continue
+        if isinstance(stmt, _LOOPS):
+            inner = _training_loop(stmt.body)
+            if inner is not None:
+                return TrainingLoop(stmt.lineno, inner.body_line)
+            if _trains(stmt.body):
+                return TrainingLoop(stmt.lineno, stmt.body[0].lineno)
+            continue
+        found = _training_loop([s for block in _blocks(stmt) for s in block])
+        if found is not None:
+            return found
+    return None
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement blocks of a compound statement that is not a loop or a scope."""
+    if isinstance(stmt, ast.If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, ast.With | ast.AsyncWith):
+        return [stmt.body]
+    if isinstance(stmt, ast.Try | ast.TryStar):
+        return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
+    if isinstance(stmt, ast.Match):
+        return [case.body for case in stmt.cases]
+    return []
+
+
+def _trains(statements: list[ast.stmt]) -> bool:
+    """Whether these statements (not nested functions) call ``backward`` or step an
+    optimizer: ``loss.backward()``, ``scaler.scale(loss).backward()``,
+    ``accelerator.backward(loss)``, ``optimizer.step()``, ``scaler.step(optimizer)``."""
+    pending: list[ast.AST] = list(statements)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, ast.Call) and _is_training_call(node):
+            return True
+        pending.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _is_training_call(call: ast.Call) -> bool:
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr in ("backward", "manual_backward"):
+        return True
+    if func.attr != "step":
+        return False
+    # An optimizer's step, not a scheduler's: the receiver or the argument names one.
+    names = [_last_name(func.value), *(_last_name(a) for a in call.args)]
+    return any(name is not None and "opt" in name.lower() for name in names)
+
+
+def _relative_loop(loop: TrainingLoop | None, rel: _Rel) -> TrainingLoop | None:
+    return None if loop is None else TrainingLoop(rel(loop.line), rel(loop.body_line))
 
 
 def _class_fact(node: ast.ClassDef, rel: _Rel) -> ClassFact:
@@ -250,7 +334,9 @@ def shift_facts(facts: StatementFacts, from_line: int, delta: int) -> StatementF
         return None if line is None else move(line)
 
     def move_function(f: FunctionFact) -> FunctionFact:
-        return FunctionFact(f.name, move(f.line), move(f.body_line))
+        return FunctionFact(f.name, move(f.line), move(f.body_line), move_optional(f.training_body))
+
+    loop = facts.training_loop
 
     return replace(
         facts,
@@ -262,6 +348,7 @@ def shift_facts(facts: StatementFacts, from_line: int, delta: int) -> StatementF
         main_guard=move_optional(facts.main_guard),
         main_call=move_optional(facts.main_call),
         top_level_loop=move_optional(facts.top_level_loop),
+        training_loop=None if loop is None else TrainingLoop(move(loop.line), move(loop.body_line)),
         fit_calls=tuple(replace(f, line=move(f.line)) for f in facts.fit_calls),
         knobs=tuple(replace(k, line=move(k.line)) for k in facts.knobs),
     )

@@ -6,7 +6,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 EntryKind = Literal["main_guard", "trainer_fit", "main_call", "top_level_loop"]
-StepKind = Literal["lightning_step", "loop_step", "forward", "getitem"]
+StepKind = Literal["lightning_step", "loop_step", "train_loop", "forward", "getitem"]
+# The kinds that are a training step: the others (a model's forward, a dataset's item) are
+# calls worth stopping in, but not "the step".
+TRAINING_STEP_KINDS: frozenset[StepKind] = frozenset({"lightning_step", "loop_step", "train_loop"})
 KnobKind = Literal["epochs", "steps", "eval_iters", "workers", "batch_size", "dry_run"]
 
 
@@ -20,12 +23,16 @@ class EntryPoint:
 
 @dataclass(frozen=True)
 class Step:
-    """A function worth stopping in: a training/validation step, ``forward``, ``__getitem__``."""
+    """Code worth stopping in: a training/validation step, a function or top-level loop
+    that trains (calls ``backward`` or steps an optimizer in a loop), ``forward``,
+    ``__getitem__``."""
 
     kind: StepKind
-    qualname: str  # "LitModel.training_step" or "train_step"
-    line: int  # the ``def`` line, where the lens goes
-    body_line: int  # the first statement after the docstring, where a breakpoint stops each call
+    qualname: str  # "LitModel.training_step", "train_step", "train"; "training loop" at top level
+    line: int  # the ``def`` line (a top-level loop's own line), where the lens goes
+    # Where a breakpoint stops on each step: the first statement of the loop body that trains,
+    # else of the function (after its docstring).
+    body_line: int
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,8 @@ class Analysis:
 
     @property
     def main_entry(self) -> EntryPoint | None:
-        """The one place a file's run/debug/profile lenses go: the main guard if there is one."""
+        """The one place a file's run/debug/profile lenses go: the main guard if there is one;
+        a script that works at module level runs from its top (line 0)."""
         guards = [e for e in self.entry_points if e.kind == "main_guard"]
         candidates = guards or list(self.entry_points)
         return min(candidates, key=lambda e: e.line) if candidates else None

@@ -36,7 +36,8 @@ def resolve(statements: Iterable[Located]) -> Analysis:
     trainer_names: set[str] = set()
     fit_calls: list[tuple[int, FitCall]] = []
     entries: list[EntryPoint] = []
-    loops: list[EntryPoint] = []
+    has_loop = False
+    training_loops: list[Step] = []
     knobs: list[Knob] = []
     imports_torch = False
     for start, facts in statements:
@@ -56,22 +57,27 @@ def resolve(statements: Iterable[Located]) -> Analysis:
         if facts.main_call is not None:
             entries.append(EntryPoint("main_call", start + facts.main_call))
         if facts.top_level_loop is not None:
-            loops.append(EntryPoint("top_level_loop", start + facts.top_level_loop))
+            has_loop = True
+        if facts.training_loop is not None:
+            loop = facts.training_loop
+            training_loops.append(
+                Step("train_loop", "training loop", start + loop.line, start + loop.body_line)
+            )
         for k in facts.knobs:
             knobs.append(replace(k, line=start + k.line))
 
     hierarchy = _hierarchy(
         tuple(sorted(aliases.items())), tuple((c.name, c.bases) for _, c in classes)
     )
-    steps: list[Step] = []
+    steps: list[Step] = training_loops
     for start, cls in classes:
         for kind, qualname, line, body_line in _class_steps(cls, hierarchy):
             steps.append(Step(kind, qualname, start + line, start + body_line))
-    steps.extend(
-        Step("loop_step", f.name, start + f.line, start + f.body_line)
-        for start, f in functions
-        if LOOP_STEP.match(f.name)
-    )
+    for start, f in functions:
+        if LOOP_STEP.match(f.name):
+            steps.append(_step("loop_step", f.name, start, f))
+        elif f.training_body is not None:
+            steps.append(_step("train_loop", f.name, start, f))
 
     fits = [
         (start, fit)
@@ -79,9 +85,10 @@ def resolve(statements: Iterable[Located]) -> Analysis:
         if fit.receiver is None or fit.receiver in trainer_names
     ]
     entries.extend(EntryPoint("trainer_fit", start + f.line) for start, f in fits if f.top_level)
-    if not entries and imports_torch:
-        # A script that trains in a module-level loop, with no main() or guard.
-        entries = loops
+    if not entries and imports_torch and has_loop:
+        # A script that trains in a module-level loop, with no main() or guard: it runs
+        # from its top, where its lenses go (not at the first loop, which may be any loop).
+        entries = [EntryPoint("top_level_loop", 0)]
     return Analysis(
         entry_points=tuple(sorted(entries, key=lambda e: e.line)),
         steps=tuple(sorted(steps, key=lambda s: s.line)),
@@ -101,10 +108,18 @@ def _class_steps(cls: ClassFact, hierarchy: Hierarchy) -> tuple[_RelativeStep, .
     lightning, modules, datasets = hierarchy
     steps = []
     for m in cls.methods:
-        kind = _method_kind(m.name, cls.name, lightning, modules, datasets)
+        kind = _method_kind(m, cls.name, lightning, modules, datasets)
         if kind is not None:
-            steps.append((kind, f"{cls.name}.{m.name}", m.line, m.body_line))
+            step = _step(kind, f"{cls.name}.{m.name}", 0, m)
+            steps.append((kind, step.qualname, step.line, step.body_line))
     return tuple(steps)
+
+
+def _step(kind: StepKind, qualname: str, start: int, f: FunctionFact) -> Step:
+    """A function's step: the breakpoint in its training loop's body when it has one (each
+    step, not each call), else on its first statement."""
+    body = f.training_body if f.training_body is not None and kind != "lightning_step" else None
+    return Step(kind, qualname, start + f.line, start + (f.body_line if body is None else body))
 
 
 @functools.lru_cache(maxsize=64)
@@ -135,18 +150,21 @@ def _descendants(bases_of: dict[str, set[str]], roots: frozenset[str]) -> set[st
 
 
 def _method_kind(
-    method: str,
+    method: FunctionFact,
     cls: str,
     lightning: frozenset[str],
     modules: frozenset[str],
     datasets: frozenset[str],
 ) -> StepKind | None:
-    if cls in lightning and method in LIGHTNING_STEPS:
+    name = method.name
+    if cls in lightning and name in LIGHTNING_STEPS:
         return "lightning_step"
-    if cls in modules and method == "forward":
+    if cls in modules and name == "forward":
         return "forward"
-    if cls in datasets and method in ("__getitem__", "__iter__"):
+    if cls in datasets and name in ("__getitem__", "__iter__"):
         return "getitem"
-    if LOOP_STEP.match(method) or (cls not in lightning and method in LIGHTNING_STEPS):
+    if LOOP_STEP.match(name) or (cls not in lightning and name in LIGHTNING_STEPS):
         return "loop_step"
+    if method.training_body is not None:
+        return "train_loop"  # a trainer class's own fit()/train() loop
     return None

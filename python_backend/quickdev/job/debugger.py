@@ -75,11 +75,31 @@ def start_debugger(
             endpoint: Any = debugpy.listen(listen, in_process_debug_adapter=True)
             _listening = (str(endpoint[0]), int(endpoint[1]))
             log.info("debugpy listens on %s:%d", *_listening)
+            _adapt_pydevd()
         address = _listening
     write_debugpy_file(run_dir, address)
     if wait_for_client:
         _wait_for_client(debugpy, client_timeout_s)
     return address
+
+
+def _adapt_pydevd() -> None:
+    """What the job asks of pydevd besides debugpy's options: Step Into lands in a module's
+    forward (step_filter.py), and the time the script is held stopped is counted
+    (debug_pauses.py). A pydevd without the hooks only loses these."""
+    try:
+        import pydevd
+
+        py_db = pydevd.get_global_debugger()
+        if py_db is None:
+            log.warning("pydevd has no debugger yet: Step Into and pause counting as is")
+            return
+        from quickdev.job import debug_pauses, step_filter
+
+        step_filter.install(py_db)
+        debug_pauses.count_pauses(py_db)
+    except Exception:
+        log.exception("adapting pydevd failed; the debugger works as debugpy has it")
 
 
 def _wait_for_client(debugpy: Any, timeout_s: float | None) -> None:

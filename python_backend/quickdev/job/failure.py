@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import traceback
+import types
 
+from quickdev import PACKAGE_DIR
 from quickdev.limits.user_code import is_user_file
 from quickdev.rundir.result import ErrorInfo, Frame
 
@@ -44,3 +47,29 @@ def _cuda_only_kernel(message: str) -> str:
         f"the kernel {name} has no CPU implementation (a custom CUDA extension?); "
         "run with --device auto on a machine with CUDA"
     )
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback Python would print for ``exc`` had the script run alone: the job's
+    frames (and runpy's) above the user's first frame left out, and so are the job's own
+    frames below the user's last one (a CUDA stand-in that refuses an MPS call): the user
+    sees their line, then the library they called. It goes to the script's stderr, so the
+    terminal and the editor's output channel show it where people look."""
+    entries: list[types.TracebackType] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    user = [i for i, e in enumerate(entries) if is_user_file(e.tb_frame.f_code.co_filename)]
+    if user:
+        entries = entries[user[0] :]
+        while len(entries) > 1 and _is_own(entries[-1].tb_frame.f_code.co_filename):
+            entries.pop()
+    chained: types.TracebackType | None = None
+    for entry in reversed(entries):
+        chained = types.TracebackType(chained, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return "".join(traceback.format_exception(type(exc), exc, chained))
+
+
+def _is_own(filename: str) -> bool:
+    return os.path.realpath(filename).startswith(str(PACKAGE_DIR) + os.sep)

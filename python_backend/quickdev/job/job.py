@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Literal
 from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
-from quickdev.job.failure import describe
+from quickdev.job.debug_pauses import paused_s
+from quickdev.job.failure import describe, user_traceback
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
 from quickdev.job.recorded import copy_recorded, initial_limits
@@ -134,7 +135,9 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
     try:
         exit_code = _run_with_limits(options, target, run_dir, result, patcher, in_process)
     finally:
-        result.duration_s = round(time.perf_counter() - started, 3)
+        # A debug run's time held at breakpoints is the person's, not the script's.
+        result.paused_s = round(paused_s(), 3)
+        result.duration_s = round(time.perf_counter() - started - result.paused_s, 3)
         result.peak_rss_mb = peak_rss_mb()
         result.write(run_dir)
         log.info("job ended: %s (exit %d) in %.2f s", result.status, exit_code, result.duration_s)
@@ -235,6 +238,9 @@ def _run_with_limits(
         result.status, result.stop_reason = "failed", "error"
         result.error = describe(exc)
         log.info("the script failed", exc_info=exc)
+        if not in_process:
+            # As `python train.py` would: the traceback on the script's stderr.
+            print(user_traceback(exc), end="", file=sys.stderr, flush=True)
         from quickdev.job.debugger import stop_at_failure
 
         stop_at_failure(exc)

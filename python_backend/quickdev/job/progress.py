@@ -1,14 +1,23 @@
-"""``progress.json`` while the job runs, for the language server's progress reports."""
+"""``progress.json`` while the job runs, for the language server's progress reports.
+
+Batches and steps can come many times a second, so writes are at most one per
+``_MIN_INTERVAL_S``; counts are written by one thread of the job's own, at once or at the
+end of that interval (not at the next event, which may be a long step away), never on the
+user's thread (a debugger stepping into the user's call would stop in the writing). One
+thread for the whole job: a thread per write would leave its exit in a profile's trace.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 
 from quickdev.events import BaseObserver
 from quickdev.rundir.jsonio import write_json
 from quickdev.rundir.layout import PROGRESS_FILE
+from quickdev.threads import own_thread
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +31,9 @@ class ProgressWriter(BaseObserver):
         self.batches = 0
         self.steps = 0
         self._written_at = 0.0
+        self._lock = threading.Lock()
+        self._pending = threading.Event()
+        self._writer: threading.Thread | None = None
 
     def on_job_start(self) -> None:
         self.set_stage("running")
@@ -39,13 +51,25 @@ class ProgressWriter(BaseObserver):
         self.write()
 
     def _maybe_write(self) -> None:
-        if time.monotonic() - self._written_at >= _MIN_INTERVAL_S:
+        # Always the writer thread: the user's thread (inside their model(x), under a
+        # debugger's Step Into) runs none of the file writing.
+        if self._writer is None:
+            self._writer = own_thread(self._write_later, "quickdev-progress")
+            self._writer.start()
+        self._pending.set()
+
+    def _write_later(self) -> None:
+        while True:
+            self._pending.wait()
+            time.sleep(max(0.0, _MIN_INTERVAL_S - (time.monotonic() - self._written_at)))
+            self._pending.clear()
             self.write()
 
     def write(self) -> None:
-        self._written_at = time.monotonic()
-        data = {"stage": self.stage, "batches": self.batches, "steps": self.steps}
-        try:
-            write_json(self.path, data)
-        except OSError:
-            log.warning("cannot write %s", self.path, exc_info=True)
+        with self._lock:
+            self._written_at = time.monotonic()
+            data = {"stage": self.stage, "batches": self.batches, "steps": self.steps}
+            try:
+                write_json(self.path, data)
+            except OSError:
+                log.warning("cannot write %s", self.path, exc_info=True)

@@ -78,7 +78,7 @@ def install_limits(
     actual = device.resolve_device(options.device)
     cpu_only = actual == "cpu"
     # Independent of each other: they patch different functions.
-    eager.install(patcher)
+    eager.install(patcher, lambda: recorder.setting_changed(eager.COMPILE_OFF))
     loaders.install(patcher, recorder, batches)
     if not options.no_limits and not options.find_nonfinite:
         # The hunt trains for its step budget: the script's epochs are left as they are.

@@ -16,6 +16,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from quickdev.limits.patching import Patcher
+from quickdev.limits.profiler_marks import mark_call_site, own_work
 from quickdev.limits.recorder import PassStart, Recorder
 from quickdev.limits.user_code import caller_origin
 from quickdev.rundir.result import LoaderStats
@@ -87,6 +88,7 @@ def _limited(
         hunt.watch_loader(iterator)
     try:
         while batches is None or count < batches or _trains_on(recorder, opened):
+            mark_call_site()  # the user's loop line, in a profile
             started = time.perf_counter()
             if hunt is not None:
                 hunt.fetching = True
@@ -100,10 +102,11 @@ def _limited(
             wait_s = time.perf_counter() - started
             count += 1
             if count <= checked:
-                if not stats.batch_signature:
-                    stats.batch_signature = batch_signature(batch)
-                if not stats.nonfinite and hunt is None and has_nonfinite(batch):
-                    stats.nonfinite = True
+                with own_work():  # not the user's ops, in a profile
+                    if not stats.batch_signature:
+                        stats.batch_signature = batch_signature(batch)
+                    if not stats.nonfinite and hunt is None and has_nonfinite(batch):
+                        stats.nonfinite = True
             if hunt is not None:
                 hunt.batch_taken(stats, batch)
             recorder.batch(stats, wait_s)

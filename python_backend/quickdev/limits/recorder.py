@@ -278,9 +278,12 @@ class Recorder:
             if name in after and _same_value(value, after[name]):
                 continue
             new = _short(after[name]) if name in after else "removed"
-            line = f"{owner}.{name}: {_short(value)} → {new}"
-            if line not in self.settings_changed:
-                self.settings_changed.append(line)
+            self.setting_changed(f"{owner}.{name}: {_short(value)} → {new}")
+
+    def setting_changed(self, line: str) -> None:
+        """One line of ``settings_changed`` (each once)."""
+        if line not in self.settings_changed:
+            self.settings_changed.append(line)
 
     def redirected(self, requested: str, written: str) -> None:
         if not any(r.requested == requested for r in self.outputs):

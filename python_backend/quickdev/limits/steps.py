@@ -15,11 +15,16 @@ from typing import Any
 import torch
 from torch import nn
 from torch.optim import Optimizer
-from torch.optim.optimizer import register_optimizer_step_post_hook
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
 from torch.overrides import has_torch_function_unary
+from torch.utils.hooks import RemovableHandle
 
 from quickdev.limits import closure_steps
 from quickdev.limits.patching import Patcher
+from quickdev.limits.profiler_marks import mark_call_site, own_work
 from quickdev.limits.recorder import Recorder
 
 
@@ -41,6 +46,9 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
         recorder.optimizer_seen = True
         original_init(optimizer, *args, **kwargs)
 
+    def before_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
+        mark_call_site()  # the user's optimizer.step() line, in a profile
+
     def after_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
         if recorder.paused:
             return
@@ -53,8 +61,11 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
 
     patcher.set(Optimizer, "__init__", __init__)
     closure_steps.install(patcher, recorder)
-    handle = register_optimizer_step_post_hook(after_step)
-    patcher.on_undo(handle.remove)
+    for handle in (
+        register_optimizer_step_pre_hook(before_step),
+        register_optimizer_step_post_hook(after_step),
+    ):
+        patcher.on_undo(handle.remove)
 
 
 def _count_top_level_forwards(
@@ -65,6 +76,10 @@ def _count_top_level_forwards(
     The top module is the first one with parameters called from outside any module (a
     loss module called beside it comes later). Global hooks slow every module call a
     little, so they are removed as soon as it is known.
+
+    What runs inside the user's ``model(x)`` calls no Python function of torch (module
+    dicts are read and written directly): under a debugger, Step Into from that line
+    would stop in each one before reaching ``forward``.
     """
     depth = 0
     global_handles: list[Any] = []
@@ -72,11 +87,11 @@ def _count_top_level_forwards(
 
     def remove_global() -> None:
         while global_handles:
-            global_handles.pop().remove()
+            _remove_quietly(global_handles.pop())
 
     def before_any_forward(module: nn.Module, args: Any) -> None:
         nonlocal depth
-        if depth == 0 and next(module.parameters(), None) is not None:
+        if depth == 0 and _has_parameters(module):
             remove_global()
             watch.found(module)
             if on_top_module is not None:
@@ -147,13 +162,46 @@ class _TopModules:
         def before_forward(module: nn.Module, args: Any) -> None:
             _before_top_forward(module, recorder)
 
-        handle = module.register_forward_pre_hook(before_forward)
-        self.patcher.on_undo(handle.remove)
+        # What register_forward_pre_hook does, done directly (see above): a handle id of
+        # torch's own numbering, the hook in the module's dict.
+        hooks = module._forward_pre_hooks
+        key = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        hooks[key] = before_forward
+        self.patcher.on_undo(lambda: _drop(hooks, key))
+
+
+def _drop(hooks: dict[int, Any], key: int) -> None:
+    hooks.pop(key, None)
+
+
+def _has_parameters(module: nn.Module) -> bool:
+    """``next(module.parameters(), None) is not None``, from the module dicts."""
+    pending = [module]
+    while pending:
+        current = pending.pop()
+        if any(p is not None for p in current._parameters.values()):
+            return True
+        pending.extend(m for m in current._modules.values() if m is not None)
+    return False
+
+
+def _remove_quietly(handle: Any) -> None:
+    """``RemovableHandle.remove()``, from its dict references (see above)."""
+    refs = getattr(handle, "hooks_dict_ref", None), *getattr(handle, "extra_dict_ref", ())
+    if refs[0] is None:
+        handle.remove()
+        return
+    for ref in refs:
+        hooks = ref() if ref is not None else None
+        if hooks is not None:
+            hooks.pop(handle.id, None)
 
 
 def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
     if recorder.paused:
         return
+    mark_call_site()  # the user's model(x) line, in a profile
     if not module.training or not torch.is_grad_enabled():
         recorder.eval_forward()
         return
@@ -179,12 +227,15 @@ def _record_losses(patcher: Patcher, recorder: Recorder) -> None:
             # A tensor subclass or mode handles this call and calls back here with the
             # plain tensor. Record then, once.
             return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
+        mark_call_site()  # the user's loss.backward() line, in a profile
         loss = getattr(tensor, _UNSCALED, tensor)
         if tensor.numel() == 1:
             # The loss belongs to the step it is about to feed (forward counting has
             # already counted that step).
             step = recorder.steps if not recorder.optimizer_seen else recorder.steps + 1
-            recorder.loss(float(loss.detach()), max(step, 1))
+            with own_work():
+                value = float(loss.detach())
+            recorder.loss(value, max(step, 1))
         if recorder.nonfinite is not None:
             recorder.nonfinite.before_backward(loss)
         return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]

@@ -9,6 +9,8 @@ ran without us.
 
 What is hidden:
 - every frame in one of our files; its children hang from its nearest kept ancestor;
+- runpy's frames, through which the job starts the script (``python train.py`` has none:
+  they topped every stack);
 - library frames our code calls for itself (JSON writes, the profiler's own step) when
   they lead to none of the user's code, so their time counts to the user's line that ran;
   but what a wrapper of ours calls directly is what the user called (torch's ``backward``
@@ -26,19 +28,22 @@ import gzip
 import json
 import os
 import re
+import runpy
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 import quickdev
 from quickdev.limits.user_code import is_user_file
+from quickdev.profiling.call_sites import RunningFrame, apply_marks
 
 Kind = Literal["ours", "user", "library"]
 
 # "file(line): function", as torch names Python frames; C functions have no file.
 FRAME = re.compile(r"^(.+)\((\d+)\): ")
+_RUNPY = os.path.realpath(runpy.__file__) if getattr(runpy, "__file__", None) else ""
 
 
 @lru_cache(maxsize=4096)
@@ -46,9 +51,11 @@ def frame_kind(name: str) -> Kind:
     """Whose code a frame's event name points at, resolved against the job's sys.path
     (torch names files relative to the sys.path entry they were imported from)."""
     match = FRAME.match(name)
-    if match is None or match.group(1).startswith("<"):
+    if match is None:
         return "library"
     file = match.group(1)
+    if file.startswith("<"):
+        return "ours" if file == "<frozen runpy>" else "library"
     own = str(quickdev.PACKAGE_DIR) + os.sep
     candidates = [file] if os.path.isabs(file) else []
     roots = [*sys.path, str(quickdev.PACKAGE_DIR.parent)]
@@ -56,7 +63,7 @@ def frame_kind(name: str) -> Kind:
     for path in candidates:
         if os.path.isfile(path):
             path = os.path.realpath(path)
-            if path.startswith(own):
+            if path.startswith(own) or path == _RUNPY:
                 return "ours"
             return "user" if is_user_file(path) else "library"
     return "library"
@@ -133,10 +140,15 @@ def hide_own_frames(trace: dict[str, Any], kind: Callable[[str], Kind] = frame_k
     return len(removed)
 
 
-def pack_without_own_frames(plain: Path, packed: Path) -> None:
-    """Reads the profiler's exported trace, hides our frames and writes it gzipped."""
+def pack_without_own_frames(
+    plain: Path, packed: Path, running: Iterable[RunningFrame] = ()
+) -> None:
+    """Reads the profiler's exported trace, applies the job's marks (its own work out,
+    the user's call sites in; ``running``: the user frames that ran when recording
+    started), hides our frames and writes it gzipped."""
     with plain.open("rb") as src:
         trace = json.load(src)
+    apply_marks(trace, lambda name: frame_kind(name) == "user", running)
     hide_own_frames(trace)
     with gzip.open(packed, "wt", encoding="utf-8", compresslevel=6) as out:
         json.dump(trace, out, separators=(",", ":"))

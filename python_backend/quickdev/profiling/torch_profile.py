@@ -10,11 +10,10 @@ so it must never see half of one.
 
 from __future__ import annotations
 
-import gzip
 import logging
 import os
-import shutil
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,9 @@ import torch
 from torch.profiler import ProfilerAction, ProfilerActivity, profile, schedule
 
 from quickdev.events import BaseObserver
+from quickdev.limits.profiler_marks import MARK_PREFIX, OWN_WORK
 from quickdev.options import ProfileOptions
+from quickdev.profiling.call_sites import RunningFrame, running_user_frames
 from quickdev.profiling.own_frames import pack_without_own_frames
 from quickdev.rundir.layout import TRACE_SUFFIX
 
@@ -46,8 +47,11 @@ class OpTotals:
     def add(self, prof: profile) -> None:
         for event in prof.events():  # type: ignore[no-untyped-call]
             # Python frames (with_stack) and the profiler's own step ranges are not
-            # operators; the sampler thread's waits would otherwise top the list.
+            # operators; the sampler thread's waits would otherwise top the list. The
+            # job's own work and marks are not the user's.
             if event.is_python_function or event.name.startswith("ProfilerStep"):
+                continue
+            if _marked(event):
                 continue
             name = event.name
             self.self_us[name] = self.self_us.get(name, 0.0) + float(event.self_cpu_time_total)
@@ -73,6 +77,18 @@ class OpTotals:
         ]
 
 
+def _marked(event: Any) -> bool:
+    """A mark of the job's, or an operator inside its own work (limits/profiler_marks.py)."""
+    if event.name.startswith(MARK_PREFIX):
+        return True
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name == OWN_WORK:
+            return True
+        parent = parent.cpu_parent
+    return False
+
+
 class TorchProfileObserver(BaseObserver):
     """Starts with the job, steps on each training step, stops (and flushes) at the end."""
 
@@ -85,6 +101,7 @@ class TorchProfileObserver(BaseObserver):
         self._started = False
         self._stopped = False
         self.step_overhead_s = 0.0  # time inside the profiler's step(): trace export mostly
+        self._running: set[RunningFrame] = set()
         activities = [ProfilerActivity.CPU]
         if torch.cuda.is_available():
             activities.append(ProfilerActivity.CUDA)
@@ -117,11 +134,8 @@ class TorchProfileObserver(BaseObserver):
         plain = final.with_name(final.name.removesuffix(".gz") + ".partial")
         packed = final.with_name(final.name + ".partial")
         prof.export_chrome_trace(str(plain))
-        if self.options.with_stack:
-            pack_without_own_frames(plain, packed)
-        else:
-            with plain.open("rb") as src, gzip.open(packed, "wb", compresslevel=6) as dst:
-                shutil.copyfileobj(src, dst)
+        # Also without stacks: the job's own work and marks go (own_frames.py).
+        pack_without_own_frames(plain, packed, self._running)
         plain.unlink()
         os.replace(packed, final)
         self.trace_files.append(final)
@@ -129,7 +143,13 @@ class TorchProfileObserver(BaseObserver):
     def start(self) -> None:
         if not self._started:
             self._started = True
+            self._note_running()
             self._prof.start()
+
+    def _note_running(self) -> None:
+        """The user frames running now: if recording starts here, torch names them for
+        the line they are at (profiling/call_sites.py renames them)."""
+        self._running |= running_user_frames(sys._getframe(2))
 
     def on_job_start(self) -> None:
         self.start()
@@ -141,6 +161,7 @@ class TorchProfileObserver(BaseObserver):
         self.start()
         if not self._stopped:
             began = time.perf_counter()
+            self._note_running()
             self._prof.step()
             self.step_overhead_s += time.perf_counter() - began
 

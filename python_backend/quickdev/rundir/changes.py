@@ -31,6 +31,12 @@ def changes(result: JobResult) -> list[str]:
         lines.append(
             f"cuda: answered as one CUDA device, stood in on the {result.device.actual} ({asked})"
         )
+    for choice in result.device.autocast if result.device is not None else []:
+        off = " (autocast off)" if choice.get("ran") == "float32" else ""
+        lines.append(
+            f"autocast: {choice.get('asked')} regions ran in {choice.get('ran')}{off}: "
+            f"{choice.get('why')}"
+        )
     if result.keep_outputs:
         lines.append("outputs: kept where the script wrote them (--keep-outputs)")
     elif result.outputs:

@@ -51,6 +51,10 @@ class DeviceRemaps:
     # Availability queries ("torch.cuda.is_available", "torch.cuda.device_count", ...)
     # the script asked and the CUDA stand-in answered as one CUDA device would -> times.
     answered: dict[str, int] = field(default_factory=dict)
+    # CUDA autocast regions on a CPU: {"asked": "cuda float16", "ran": "float32" (autocast
+    # off) | "bfloat16" | "float16", "why": "float32 is fastest on this CPU (GFLOP/s: …)"},
+    # one per dtype asked (limits/device/autocast.py).
+    autocast: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -274,6 +278,8 @@ class JobResult:
     keep_outputs: bool = False
     file_safety: FileSafety | None = None  # None with --keep-outputs
     peak_rss_mb: float = 0.0
+    # A debug run: seconds the debugger held the script stopped, left out of duration_s.
+    paused_s: float = 0.0
     device: DeviceRemaps | None = None
     exit_code: int | None = None  # the script's own sys.exit code, when it called it
     # --memory-forecast: the GPU memory one training step would need (rundir/memory.py).

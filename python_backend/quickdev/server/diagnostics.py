@@ -1,15 +1,18 @@
-"""A failed run becomes a diagnostic at the user's failing line; a good run clears it.
+"""A failed run becomes a diagnostic at the user's failing line; it goes when it is fixed.
 
 Diagnostics are kept per script, so two scripts failing in the same shared module both
-show, and a good run of one clears only its own.
+show, and a good run of one clears only its own. The rule for "fixed": the next passed or
+stopped run of the script clears it, and so does an edit of the failing line itself (the
+error was about a line that is no longer there); an edit above it moves it with its line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from quickdev.server.run_state import Run
 
@@ -32,13 +35,67 @@ class FailureDiagnostics:
             path = Path(file) if Path(file).is_absolute() else run.request.cwd / file
             uri = from_fs_path(str(path))
             if uri is not None:
+                uri = self._key(uri)
                 diagnostic = _diagnostic(path, line - 1, failure.message, run.run_id)
                 self._by_uri.setdefault(uri, {})[script] = diagnostic
                 changed.append(uri)
         return list(dict.fromkeys(changed))
 
     def for_uri(self, uri: str) -> list[types.Diagnostic]:
-        return list(self._by_uri.get(uri, {}).values())
+        return list(self._by_uri.get(self._key(uri), {}).values())
+
+    def edited(
+        self, uri: str, changes: Sequence[types.TextDocumentContentChangeEvent]
+    ) -> str | None:
+        """Take an edit of a document into account; returns the URI (as kept here) whose
+        diagnostics changed, or None."""
+        key = self._key(uri)
+        by_script = self._by_uri.get(key)
+        if not by_script:
+            return None
+        changed = False
+        for script, diagnostic in list(by_script.items()):
+            line = _line_after(diagnostic.range.start.line, changes)
+            if line is None:
+                del by_script[script]
+                changed = True
+            elif line != diagnostic.range.start.line:
+                by_script[script] = _moved(diagnostic, line)
+                changed = True
+        return key if changed else None
+
+    def _key(self, uri: str) -> str:
+        """The URI as diagnostics are kept: editors and pygls may quote a path differently."""
+        path = to_fs_path(uri)
+        return (from_fs_path(path) or uri) if path is not None else uri
+
+
+def _line_after(line: int, changes: Sequence[types.TextDocumentContentChangeEvent]) -> int | None:
+    """Where ``line`` is after ``changes`` (applied in order); None when one of them edits it
+    (or replaces the whole document)."""
+    for change in changes:
+        if not isinstance(change, types.TextDocumentContentChangePartial):
+            return None
+        start, end = change.range.start.line, change.range.end.line
+        if start <= line <= end:
+            return None
+        if end < line:
+            line += change.text.count("\n") - (end - start)
+    return line
+
+
+def _moved(diagnostic: types.Diagnostic, line: int) -> types.Diagnostic:
+    start, end = diagnostic.range.start, diagnostic.range.end
+    return types.Diagnostic(
+        range=types.Range(
+            start=types.Position(line=line, character=start.character),
+            end=types.Position(line=line + end.line - start.line, character=end.character),
+        ),
+        message=diagnostic.message,
+        severity=diagnostic.severity,
+        source=diagnostic.source,
+        code=diagnostic.code,
+    )
 
 
 def _diagnostic(path: Path, line: int, message: str, run_id: str) -> types.Diagnostic:

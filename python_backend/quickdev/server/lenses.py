@@ -18,7 +18,8 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.uris import to_fs_path, uri_scheme
 
-from quickdev.analysis import Analysis
+from quickdev.analysis import Analysis, Step
+from quickdev.analysis.model import TRAINING_STEP_KINDS
 from quickdev.analysis.modules import module_entry
 from quickdev.analysis.source import decode_source
 from quickdev.server.app import PlainJson, QuickdevServer
@@ -27,15 +28,48 @@ from quickdev.server.log import log
 
 Lens = dict[str, Any]
 
+# (switch, title, command, tooltip) above a script's entry point.
 ENTRY_LENSES = (
-    ("run", "Quick-dev run", "quickdev.lens.run"),
-    ("debug", "Debug", "quickdev.lens.debug"),
-    ("profile", "Profile", "quickdev.lens.profile"),
-    ("nonfinite", "Find first NaN", "quickdev.lens.findNonfinite"),
+    (
+        "run",
+        "Quick-dev run",
+        "quickdev.lens.run",
+        "Run this script for a few batches of train/val/test, one epoch, and show the result",
+    ),
+    (
+        "run",
+        "Run with Arguments…",
+        "quickdev.lens.runWithArguments",
+        "Ask for the script's arguments (the last ones used are offered), then quick-dev run it",
+    ),
+    (
+        "debug",
+        "Debug",
+        "quickdev.lens.debug",
+        "Quick-dev run under the debugger: breakpoints in your code, torch and libraries",
+    ),
+    (
+        "profile",
+        "Profile",
+        "quickdev.lens.profile",
+        "Quick-dev run under torch.profiler, then open the trace in TensorBoard",
+    ),
+    (
+        "nonfinite",
+        "Find first NaN",
+        "quickdev.lens.findNonfinite",
+        "Debug run until the first NaN/Inf reaches the loss, a gradient or a parameter, "
+        "stopping where it was made",
+    ),
 )
-STEP_LENS = ("step", "Debug this step", "quickdev.lens.debugStep")
 # Titled with the script's newest forecast once there is one: "≈ 11.2 GB peak · fits 24 GB".
-MEMORY_LENS = ("memory", "Memory forecast", "quickdev.lens.memoryForecast")
+MEMORY_LENS = (
+    "memory",
+    "Memory forecast",
+    "quickdev.lens.memoryForecast",
+    "Forecast the GPU memory of one training step, and whether the real run fits",
+)
+STEP_COMMAND = "quickdev.lens.debugStep"
 LIBRARY_DIRS = frozenset({"site-packages", "dist-packages"})
 
 
@@ -86,18 +120,35 @@ async def lenses_for(ls: QuickdevServer, uri: str) -> list[Lens]:
     if entry is not None:
         argument = await _entry_argument(ls, uri, path)
         forecast = ls.state.forecasts.headline(path)
-        for kind, title, command in (*ENTRY_LENSES, MEMORY_LENS):
-            if switches.get(kind, True):
-                if kind == MEMORY_LENS[0] and forecast:
+        for switch, title, command, tooltip in (*ENTRY_LENSES, MEMORY_LENS):
+            if switches.get(switch, True):
+                if switch == MEMORY_LENS[0] and forecast:
                     title = forecast
-                lenses.append(_lens(entry.line, title, command, argument))
-    kind, title, command = STEP_LENS
-    if analysis.steps and switches.get(kind, True):
+                lenses.append(_lens(entry.line, title, command, argument, tooltip))
+    if analysis.steps and switches.get("step", True):
         script = path if entry is not None else _entry_script_near(ls, path)
         for step in analysis.steps:
-            argument = {"script": str(script), "file": str(path), "line": step.body_line}
-            lenses.append(_lens(step.line, title, command, argument))
+            argument = {
+                "script": str(script),
+                "file": str(path),
+                "line": step.body_line,
+            }
+            title, tooltip = _step_words(step, script, path)
+            lenses.append(_lens(step.line, title, STEP_COMMAND, argument, tooltip))
     return lenses
+
+
+def _step_words(step: Step, script: Path, path: Path) -> tuple[str, str]:
+    """The lens's title and tooltip: a training step is "the step"; a forward or a dataset's
+    item is named for what it is."""
+    name = step.qualname.rsplit(".", 1)[-1]
+    title = "Debug this step" if step.kind in TRAINING_STEP_KINDS else f"Debug {name}"
+    line = step.body_line + 1
+    if script == path:
+        return title, f"Quick-dev debug this script, stopping at line {line} ({step.qualname})"
+    return title, (
+        f"Quick-dev debug {script.name}, stopping at {path.name}:{line} ({step.qualname})"
+    )
 
 
 def is_installed_library(path: Path) -> bool:
@@ -166,10 +217,15 @@ def client_refreshes_lenses(ls: QuickdevServer) -> bool:
     return bool(code_lens and code_lens.refresh_support)
 
 
-def _lens(line: int, title: str, command: str, argument: dict[str, Any]) -> Lens:
+def _lens(line: int, title: str, command: str, argument: dict[str, Any], tooltip: str) -> Lens:
     """A ``CodeLens`` as JSON, at the start of ``line``."""
     position = {"line": line, "character": 0}
     return {
         "range": {"start": position, "end": position},
-        "command": {"title": title, "command": command, "arguments": [argument]},
+        "command": {
+            "title": title,
+            "command": command,
+            "arguments": [argument],
+            "tooltip": tooltip,
+        },
     }

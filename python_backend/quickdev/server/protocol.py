@@ -33,6 +33,7 @@ class Address(_Address, total=False):
 class _RunSummary(TypedDict):
     runId: str
     script: str
+    args: list[str]
     mode: str
     status: str
     started: str

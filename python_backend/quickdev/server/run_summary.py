@@ -33,6 +33,7 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
     summary: RunSummary = {
         "runId": run.run_id if run else _id_on_disk(run_dir, result),
         "script": str(run.script) if run else (result.script if result else ""),
+        "args": list(run.request.args) if run else _args_on_disk(result),
         "mode": run.request.mode if run else _mode_on_disk(result),
         "status": run.status if run else _status_on_disk(result, run_dir),
         "started": _started(run, result),
@@ -77,6 +78,11 @@ def summaries_on_disk(runs_dir: Path) -> list[RunSummary]:
 def _id_on_disk(run_dir: Path, result: JobResult | None) -> str:
     # An id the file claims is used as a path later: only a plain name is taken.
     return result.id if result and is_run_id(result.id) else run_dir.name
+
+
+def _args_on_disk(result: JobResult | None) -> list[str]:
+    # argv as the script saw it: its path, then its arguments.
+    return [str(arg) for arg in result.argv[1:]] if result else []
 
 
 def _module_on_disk(result: JobResult | None) -> str | None:

@@ -64,11 +64,12 @@ class Runs:
         if run.finished.is_set():
             self.on_finished(run)
             for uri in self.diagnostics.record(run):
-                self.ls.text_document_publish_diagnostics(
-                    types.PublishDiagnosticsParams(
-                        uri=uri, diagnostics=self.diagnostics.for_uri(uri)
-                    )
-                )
+                self.publish_diagnostics(uri)
+
+    def publish_diagnostics(self, uri: str) -> None:
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=self.diagnostics.for_uri(uri))
+        )
 
     def noted(self, *summaries: RunSummary) -> None:
         """A memory forecast newer than the script's lens shows: the lenses are asked again."""
@@ -118,6 +119,13 @@ def setup(
     def on_shutdown(ls: QuickdevServer, params: None) -> None:
         runs.jobs.kill_all()
         cancel_pending_requests(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def on_edit(ls: QuickdevServer, params: types.DidChangeTextDocumentParams) -> None:
+        # An edit of a failing line takes its diagnostic away (diagnostics.py says the rule).
+        uri = runs.diagnostics.edited(params.text_document.uri, params.content_changes)
+        if uri is not None:
+            runs.publish_diagnostics(uri)
 
 
 def cancel_pending_requests(ls: QuickdevServer) -> None:

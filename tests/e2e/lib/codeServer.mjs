@@ -130,6 +130,8 @@ export async function startCodeServer({ settings = {}, vsix, logDir, name = 'cod
     ...process.env,
     XDG_CONFIG_HOME: path.join(baseDir, 'config'),
     XDG_DATA_HOME: path.join(baseDir, 'data'),
+    // The server's own account (why a job started cold, …) in the Quickdev log the artifacts keep.
+    QUICKDEV_LOG_LEVEL: 'info',
   };
   const dirs = ['--user-data-dir', userDataDir, '--extensions-dir', extensionsDir];
 

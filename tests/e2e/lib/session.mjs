@@ -3,6 +3,7 @@
 // stop it, and `step`, a test that keeps a screenshot and code-server's logs when it fails.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
@@ -12,7 +13,11 @@ import { launchBrowser, Workbench } from './workbench.mjs';
 
 export const python = path.join(repoRoot, '.venv', 'bin', 'python');
 
-export function useSession(name, settings) {
+/**
+ * `pythonIn`: where quickdev.python is set, the user's settings (default) or the workspace's
+ * (.code-workspace), which VS Code applies only once the workspace is trusted.
+ */
+export function useSession(name, settings, { pythonIn = 'user' } = {}) {
   const session = {};
 
   session.step = (title, fn) =>
@@ -40,10 +45,15 @@ export function useSession(name, settings) {
     session.server = await startCodeServer({
       name,
       logDir: path.join(artifactsDir, 'logs', name),
-      settings: { 'quickdev.python': python, ...settings },
+      settings: pythonIn === 'user' ? { 'quickdev.python': python, ...settings } : settings,
       vsix,
     });
     session.workspace = await copyFixtureWorkspace(path.join(session.server.baseDir, 'workspace'));
+    if (pythonIn === 'workspace') {
+      const file = session.workspace.workspaceFile;
+      const text = await readFile(file, 'utf8');
+      await writeFile(file, text.replace('"settings": {', `"settings": {\n\t\t"quickdev.python": ${JSON.stringify(python)},`));
+    }
     session.browser = await launchBrowser();
     session.workbench = await Workbench.open(
       session.browser,

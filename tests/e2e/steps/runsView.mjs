@@ -61,11 +61,20 @@ export function runsViewSteps(session) {
     await workbench.screenshot('compare-runs-page');
   });
 
-  step('Delete Run asks first, then removes the run from the view and the disk', async () => {
+  step('one result tab reused; Delete Run asks first, then removes the run from the view and the disk, and closes its result tab', async () => {
     const { workbench, workspace } = session;
     const page = workbench.page;
     const runDir = path.join(workspace.folder('text'), '.quickdev', 'runs', RUN_ID);
     await workbench.runCommand('Quickdev: Show Runs');
+    // One result tab, reused by the next result opened, as the preview editor is.
+    const resultTabs = page.locator('.tabs-container .tab[aria-label^="Run "]');
+    await workbench.runsRow('check_env.py (run)', 'passed').click();
+    await workbench.webviewWith('Loaders');
+    await workbench.runsRow(LABEL, 'passed').click();
+    await eventually('the result tab showing the run', async () =>
+      (await resultTabs.count()) === 1 && (await resultTabs.first().getAttribute('aria-label')).includes(RUN_ID),
+    { timeout: 30_000 });
+    await workbench.screenshot('result-tab-reused');
     const deleteFromMenu = async () => {
       await workbench.contextMenu(workbench.runsRow(LABEL, 'passed'), 'Delete Run');
       const dialog = page.locator('.monaco-dialog-box');
@@ -83,6 +92,8 @@ export function runsViewSteps(session) {
     await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
     await eventually('the run gone from the disk', () => !existsSync(runDir), { timeout: 30_000 });
     await eventually('the run gone from the Runs view', async () => (await workbench.runsRows(LABEL).count()) === 0, { timeout: 30_000 });
+    // Its result tab closed with it.
+    await eventually('the deleted run\'s result tab closed', async () => (await resultTabs.count()) === 0, { timeout: 15_000 });
     await workbench.screenshot('runs-view-after-delete');
   });
 }

@@ -55,3 +55,25 @@ test("settled waits for the restart in progress, and is immediate when idle", as
   release?.();
   assert.equal(await settled, true);
 });
+
+test("a restart knows when a newer one overtook it, so its messages are not shown", async () => {
+  const seen: boolean[] = [];
+  let release: (() => void) | undefined;
+  const queue = new RestartQueue(async () => {
+    await new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    seen.push(queue.overtaken);
+  });
+  const first = queue.request();
+  await new Promise((resolve) => setImmediate(resolve));
+  const second = queue.request(); // the settings changed while the first restart checked
+  release?.();
+  while (seen.length < 1) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  release?.();
+  await Promise.all([first, second]);
+  assert.deepEqual(seen, [true, false]);
+});

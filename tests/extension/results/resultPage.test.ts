@@ -173,6 +173,20 @@ test("two runs compare side by side, loss per step with the difference", async (
   assert.ok(page.includes("<td>status</td><td>stopped</td><td>passed</td>"));
   assert.ok(page.includes("<td>2</td><td>2.050</td><td>1.500</td><td>-0.550</td>"));
   assert.ok(page.includes("<td>3</td><td>1.870</td><td></td><td></td>"));
-  assert.equal((page.match(/<svg class="sparkline"/g) ?? []).length, 2);
+  // One chart, both runs' lines on shared axes.
+  assert.equal((page.match(/<svg class="chart"/g) ?? []).length, 1);
+  assert.equal((page.match(/<polyline class="series\d"/g) ?? []).length, 2);
   assert.ok(!/<script/i.test(page));
+});
+
+test("runs that differ only in their arguments are told apart on the compare page", async () => {
+  const { compareHtml } = await import("../../../extension/results/comparePage");
+  const first = { ...RESULT, id: "a", argv: ["/w/train.py", "config/small.py"] };
+  const second = { ...RESULT, id: "b", argv: ["/w/train.py", "config/small.py", "--dtype=float32"], losses: [2.5] };
+  const page = compareHtml(first, second, "n");
+  assert.ok(page.includes("<td>arguments</td><td>config/small.py</td><td>config/small.py --dtype=float32</td>"), page);
+  // A run with a single loss is a dot beside the other's line, not left out.
+  assert.equal((page.match(/<polyline class="series0"/g) ?? []).length, 1);
+  assert.equal((page.match(/<circle class="series1"/g) ?? []).length, 1);
+  assert.ok(resultHtml(second, "n").includes("<th>arguments</th><td>config/small.py --dtype=float32</td>"));
 });

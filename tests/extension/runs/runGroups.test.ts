@@ -6,6 +6,7 @@ import { groupByFolder } from "../../../extension/runs/runGroups";
 const run = (runId: string, script: string): RunSummary => ({
   runId,
   script,
+  args: [],
   mode: "run",
   status: "passed",
   started: "",

@@ -38,6 +38,7 @@ test("a run reads as the user would say it", () => {
   const run = {
     runId: "r1",
     script: "/w/train.py",
+    args: [],
     mode: "run" as const,
     status: "passed" as const,
     started: "2026-01-02T03:04:05+00:00",
@@ -51,13 +52,14 @@ test("a run reads as the user would say it", () => {
   };
   assert.equal(describeRun(run), "passed · 3.2 s · 6 batches · loss 1.9876");
   // A running job's progress says what it is doing; a finished one's stage is history.
+  const at = Date.parse(run.started) + 3210;
   assert.equal(
-    describeRun({ ...run, status: "running", stage: "validate" }),
+    describeRun({ ...run, status: "running", stage: "validate" }, at),
     "running · validate · 3.2 s · 6 batches · loss 1.9876",
   );
   // The job's stage "running" is no news next to the status.
   assert.equal(
-    describeRun({ ...run, status: "running", stage: "running" }),
+    describeRun({ ...run, status: "running", stage: "running" }, at),
     "running · 3.2 s · 6 batches · loss 1.9876",
   );
   assert.equal(describeRun({ ...run, stage: "validate" }), "passed · 3.2 s · 6 batches · loss 1.9876");

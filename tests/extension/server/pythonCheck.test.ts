@@ -54,3 +54,13 @@ test("shell quoting survives spaces and quotes", () => {
     "'C:/Program Files/py'\\''s/python' -m pip install x",
   );
 });
+
+test("the status bar names the environment the jobs run in", async () => {
+  const { interpreterLabel } = await import("../../../extension/server/pythonCheck");
+  assert.equal(interpreterLabel("/home/me/nanoGPT/.venv/bin/python", "3.11"), ".venv (3.11)");
+  assert.equal(interpreterLabel("/opt/conda/envs/torch/bin/python3"), "torch");
+  assert.equal(interpreterLabel("/usr/bin/python3", "3.12"), "python3 (3.12)");
+  assert.equal(interpreterLabel("/usr/local/bin/python3.11"), "python3.11");
+  assert.equal(interpreterLabel("python3"), "python3");
+  assert.equal(interpreterLabel("C:\\envs\\ml\\Scripts\\python.exe"), "ml");
+});

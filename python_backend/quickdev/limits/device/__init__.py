@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import torch
 
-from quickdev.limits.device import availability, cuda_shim, distributed, functions, methods
+from quickdev.limits.device import (
+    autocast,
+    availability,
+    cuda_shim,
+    distributed,
+    functions,
+    methods,
+)
 from quickdev.limits.device.engine import DeviceEngine, DeviceUnavailable, resolve_device
 from quickdev.limits.patching import Patcher
 
@@ -26,6 +33,7 @@ def install(patcher: Patcher, requested: str, actual: str) -> DeviceEngine:
     if engine.cpu:
         cuda_shim.install(patcher, engine)
         availability.install(patcher, engine)
+        autocast.install(patcher, engine)
         distributed.install(patcher, engine)
     functions.install(patcher, engine)
     return engine

@@ -1,8 +1,8 @@
 """``torch.cuda`` as a GPU script wants it answered in a CPU-only job.
 
 The calls a GPU script makes (``set_device``, memory statistics, streams,
-``synchronize``, autocast, GradScaler) answer as an idle device would instead of
-failing in a build without CUDA; ``availability`` answers whether there is one.
+``synchronize``, GradScaler) answer as an idle device would instead of failing in a build
+without CUDA; ``availability`` answers whether there is one; autocast is ``autocast.py``'s.
 """
 
 from __future__ import annotations
@@ -19,9 +19,6 @@ import torch
 
 from quickdev.limits.device.engine import DeviceEngine
 from quickdev.limits.patching import Patcher
-
-# CPU autocast computes in bfloat16; float16 would mostly run in float32 there.
-CPU_AUTOCAST_DTYPE = torch.bfloat16
 
 
 class _Event:
@@ -166,27 +163,7 @@ def install(patcher: Patcher, engine: DeviceEngine) -> None:
         for owner in (torch.cuda, _defining_module(name)):
             if owner is not None:
                 patcher.set(owner, name, stand_in)
-    _install_autocast(patcher, engine)
     _install_grad_scaler(patcher, engine)
-
-
-def _install_autocast(patcher: Patcher, engine: DeviceEngine) -> None:
-    """``torch.autocast("cuda")``, ``torch.amp.autocast`` and ``torch.cuda.amp.autocast``
-    (a subclass) all initialise here: CUDA autocast becomes CPU autocast in bfloat16."""
-    autocast = torch.amp.autocast_mode.autocast
-    original_init = autocast.__init__
-
-    def init(self: Any, device_type: str, dtype: Any = None, *args: Any, **kwargs: Any) -> None:
-        if device_type == "cuda":
-            asked = str(dtype or torch.float16).replace("torch.", "")
-            if kwargs.get("enabled", args[0] if args else True):
-                engine.autocast_asked = asked
-            dtype = CPU_AUTOCAST_DTYPE
-            engine.count(f"autocast cuda {asked} -> cpu {str(dtype).replace('torch.', '')}")
-            device_type = "cpu"
-        original_init(self, device_type, dtype, *args, **kwargs)
-
-    patcher.set(autocast, "__init__", init)
 
 
 def _install_grad_scaler(patcher: Patcher, engine: DeviceEngine) -> None:

@@ -80,6 +80,8 @@ class DeviceEngine:
         self.autocast_asked: str | None = None
         # Availability queries the script asked, answered as one CUDA device would.
         self.answered: Counter[str] = Counter()
+        # What each CUDA autocast dtype ran as on the CPU (autocast.py), for the result.
+        self.autocast: list[dict[str, str]] = []
 
     def report(self) -> DeviceRemaps:
         return DeviceRemaps(
@@ -87,6 +89,7 @@ class DeviceEngine:
             actual=str(self.actual),
             remaps=dict(self.remaps),
             answered=dict(self.answered),
+            autocast=list(self.autocast),
         )
 
     def count(self, idiom: str) -> None:

@@ -1,0 +1,117 @@
+"""Step Into from a call of an ``nn.Module`` lands in that module's ``forward``.
+
+``model(x)`` runs ``Module._wrapped_call_impl``, ``_call_impl``, its nested ``inner``
+(and ``self.fc(x)`` first ``Module.__getattr__`` to find ``fc``), the hooks' plumbing
+(``BackwardHook``, ``is_compiling``, ``Function.apply`` for backward hooks) before
+``forward``: about 33 presses of F11 in VS Code. debugpy's ``rules`` filter
+whole files or modules, and excluding ``torch/nn/modules/module.py`` would hide
+``Module.to``, ``state_dict`` and the rest from stepping too. So the job asks pydevd, the
+debugger inside debugpy, to treat just those functions as filtered: pydevd asks
+``PyDB.apply_files_filter`` about each frame it could stop in (and caches the answer per
+code object), and a frame it filters is stepped through and left out of the call stack,
+as the session's rules do for Quickdev's own files. Every other frame of torch is
+steppable as before, a torch module's own ``forward`` (``Linear.forward``) included.
+
+Which functions are dispatch is found, not listed: the job calls a probe module that has
+every kind of hook (forward pre/post, full backward pre/post) under ``sys.setprofile``,
+and every torch function that runs before its ``forward`` or after it returns is
+dispatch. Quickdev's own hooks are in Quickdev's files, which the session's rules leave
+out already.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import types
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def install(py_db: Any) -> int:
+    """Filter the dispatch frames in ``py_db`` (pydevd's ``PyDB``); returns how many
+    functions are filtered, 0 when torch is not imported or pydevd lacks the hook."""
+    torch = sys.modules.get("torch")
+    original = getattr(py_db, "apply_files_filter", None)
+    if torch is None or original is None:
+        return 0
+    dispatch = dispatch_code(torch)
+
+    def apply_files_filter(frame: Any, original_filename: str, force: bool) -> bool:
+        if getattr(frame, "f_code", None) in dispatch:
+            return True
+        return bool(original(frame, original_filename, force))
+
+    py_db.apply_files_filter = apply_files_filter
+    log.info("stepping skips %d torch.nn.Module dispatch functions", len(dispatch))
+    return len(dispatch)
+
+
+def dispatch_code(torch: Any) -> frozenset[types.CodeType]:
+    """The code objects of ``nn.Module``'s call dispatch, its nested functions included,
+    and of the torch functions it runs around ``forward``."""
+    module = torch.nn.Module
+    found: set[types.CodeType] = set()
+    # __getattr__: ``self.fc(x)`` looks ``fc`` up there before calling it.
+    for name in ("__call__", "__getattr__", "_wrapped_call_impl", "_call_impl", "_slow_forward"):
+        function = getattr(module, name, None)
+        code = getattr(function, "__code__", None)
+        if isinstance(code, types.CodeType):
+            found |= _with_nested(code)
+    found |= _run_around_forward(torch)
+    return frozenset(found)
+
+
+def _with_nested(code: types.CodeType) -> set[types.CodeType]:
+    found = {code}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _with_nested(const)
+    return found
+
+
+def _run_around_forward(torch: Any) -> set[types.CodeType]:
+    """The torch functions a module call runs besides its ``forward``, with every kind of
+    hook registered (each hook kind brings its own plumbing)."""
+    torch_dir = os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
+    in_forward = 0
+    seen: set[types.CodeType] = set()
+
+    class Probe(torch.nn.Module):  # type: ignore[misc]
+        def forward(self, x: Any) -> Any:
+            return x * 2
+
+    def profile(frame: types.FrameType, event: str, arg: Any) -> None:
+        nonlocal in_forward
+        code = frame.f_code
+        if code is Probe.forward.__code__:
+            in_forward += 1 if event == "call" else -1 if event == "return" else 0
+        elif (
+            event == "call"
+            and not in_forward
+            and os.path.realpath(code.co_filename).startswith(torch_dir)
+        ):
+            seen.add(code)
+
+    probe = Probe()
+    handles = [
+        probe.register_forward_pre_hook(lambda m, args: None),
+        probe.register_forward_hook(lambda m, args, out: None),
+        probe.register_full_backward_pre_hook(lambda m, grad: None),
+        probe.register_full_backward_hook(lambda m, grad_in, grad_out: None),
+    ]
+    previous = sys.getprofile()
+    try:
+        with torch.enable_grad():
+            x = torch.ones(1, requires_grad=True)
+            sys.setprofile(profile)
+            try:
+                probe(x)
+            finally:
+                sys.setprofile(previous)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return seen
