@@ -39,9 +39,11 @@ class CountedClosure:
         )
         if spent and self.passes:
             return self._last
+        recorder.closure_pass_counted = False
         self._last = self.closure()
         self.passes += 1
         self.loop_step = recorder.train_step() or self.loop_step
+        recorder.closure_pass_counted = True
         return self._last
 
 

@@ -97,6 +97,9 @@ class Recorder:
         # 10 → 1"), for the result's changes.
         self.settings_changed: list[str] = []
         self.optimizer_seen = False
+        # A closure optimizer's pass was counted (closure_steps) and its step() goes on:
+        # what it does next (the update) belongs to the step already counted.
+        self.closure_pass_counted = False
         # While the job itself runs the model (the memory forecast's replay), its steps
         # and forwards are not the script's: nothing is counted or budgeted.
         self.paused = False

@@ -55,6 +55,7 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
         closure = closure_steps.closure_of(args, kwargs)
         if isinstance(closure, closure_steps.CountedClosure):
             loop_step = closure.loop_step  # its passes were the steps
+            recorder.closure_pass_counted = False
         else:
             loop_step = recorder.train_step()
         recorder.step_taken(loop_step)

@@ -130,6 +130,8 @@ class Hunt(BaseObserver):
         recorder = self.recorder
         if phase == "setup":
             return 0
+        if recorder.closure_pass_counted:
+            return recorder.steps  # the update of a step whose closure was counted
         if recorder.optimizer_seen or phase == "data":
             return recorder.steps + 1
         return max(recorder.steps, 1)  # hand-written SGD counts a step at its forward
