@@ -70,7 +70,7 @@ def test_the_debugger_stops_where_the_first_nan_was_made(tmp_path: Path, process
     # The tensors of that frame, as they were: the batch of the stuck sensor, its std 0.
     variables = dap.locals(top["id"])
     assert {"x", "mean", "std"} <= variables.keys(), variables.keys()
-    assert variables["std"]["value"].startswith("float32[1, 6]"), variables["std"]
+    assert variables["std"]["value"].startswith("f32[1, 6]"), variables["std"]
     assert dap.evaluate("float(std.abs().max())", top["id"]) == "0.0"
     assert dap.evaluate("x.shape[0]", top["id"]) == "32"
     result = end(tmp_path, proc, dap, thread)

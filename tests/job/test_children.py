@@ -156,9 +156,11 @@ def _start(project: Path, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
     return proc, out
 
 
+# Work that outlasts the deadline on an idle machine too: an epoch is --batches (2) steps
+# of a few milliseconds, so a thousand epochs could end before it.
 TIMEOUT_CASES = {
-    "hogwild-fork": ("hogwild.py", "--epochs", "1000", "--start-method", "fork"),
-    "hogwild-spawn": ("hogwild.py", "--epochs", "1000"),
+    "hogwild-fork": ("hogwild.py", "--epochs", "1000000", "--start-method", "fork"),
+    "hogwild-spawn": ("hogwild.py", "--epochs", "1000000"),
     # About a minute of work for the pool on an idle machine.
     "pool": ("pool_prep.py", "--documents", "8000", "--length", "200000"),
 }

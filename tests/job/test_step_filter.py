@@ -87,7 +87,7 @@ def test_step_into_a_module_call_lands_in_its_forward(tmp_path: Path, processes:
         # A torch module's own forward is steppable, and so is the rest of torch.
         dap.step_in(thread)
         name, path, _ = where(dap, thread)[0]
-        assert (name, path.endswith("torch/nn/modules/linear.py")) == ("forward", True)
+        assert (name, path.endswith("torch/nn/modules/linear.py")) == ("forward", True), path
         dap.request("stepOut", {"threadId": thread})
         dap.wait_for_stopped()
         assert where(dap, thread)[0][2] == line_of(script, "NET FORWARD")

@@ -40,13 +40,39 @@ def install(py_db: Any) -> int:
     dispatch = dispatch_code(torch)
 
     def apply_files_filter(frame: Any, original_filename: str, force: bool) -> bool:
-        if getattr(frame, "f_code", None) in dispatch:
+        if getattr(frame, "f_code", None) in dispatch or _called_by_quickdev(frame):
             return True
         return bool(original(frame, original_filename, force))
 
     py_db.apply_files_filter = apply_files_filter
     log.info("stepping skips %d torch.nn.Module dispatch functions", len(dispatch))
     return len(dispatch)
+
+
+_QUICKDEV_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LIBRARY_DIRS = tuple(
+    {os.path.join(p, "lib") + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+)
+
+
+def _called_by_quickdev(frame: Any) -> bool:
+    """A library's frame (torch, the standard library) that Quickdev's own code called: the
+    tensor-shape looks on the user's lines, the job's hooks. Stepping goes through it as
+    through Quickdev's frames, so Step Into never lands in a ``torch.no_grad`` or a
+    ``contextlib`` that the user's line did not call. A library frame the user's code
+    called (through any number of library frames) stays steppable."""
+    name = getattr(getattr(frame, "f_code", None), "co_filename", "")
+    if not name.startswith(_LIBRARY_DIRS):
+        return False
+    caller = frame.f_back
+    while caller is not None:
+        name = caller.f_code.co_filename
+        if name.startswith(_QUICKDEV_DIR):
+            return True
+        if not name.startswith(_LIBRARY_DIRS):
+            return False  # the user's code called it
+        caller = caller.f_back
+    return False
 
 
 def dispatch_code(torch: Any) -> frozenset[types.CodeType]:

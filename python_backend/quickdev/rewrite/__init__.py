@@ -15,6 +15,13 @@ from __future__ import annotations
 
 from quickdev.rewrite.hook import install_import_hook
 from quickdev.rewrite.rewriter import Rewriter
-from quickdev.rewrite.transform import Transform, no_location, source_key
+from quickdev.rewrite.transform import Transform, located_at, no_location, source_key
 
-__all__ = ["Rewriter", "Transform", "install_import_hook", "no_location", "source_key"]
+__all__ = [
+    "Rewriter",
+    "Transform",
+    "install_import_hook",
+    "located_at",
+    "no_location",
+    "source_key",
+]

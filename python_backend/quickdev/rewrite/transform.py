@@ -56,3 +56,16 @@ def no_location(node: ast.AST) -> ast.AST:
             inner.lineno = inner.end_lineno = -1  # type: ignore[attr-defined]
             inner.col_offset = inner.end_col_offset = -1  # type: ignore[attr-defined]
     return node
+
+
+def located_at(node: ast.AST, statement: ast.stmt) -> ast.AST:
+    """Give ``node`` and everything under it ``statement``'s first line, for code put at the
+    start of a function body. There an instruction without a position takes the one before
+    it, the ``def`` line: a line event on the ``def`` that stepping into the function would
+    stop on. On the line of the statement it precedes, it raises the one line event that
+    statement raises anyway."""
+    for inner in ast.walk(node):
+        if "lineno" in inner._attributes:
+            inner.lineno = inner.end_lineno = statement.lineno  # type: ignore[attr-defined]
+            inner.col_offset = inner.end_col_offset = statement.col_offset  # type: ignore[attr-defined]
+    return node

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from quickdev.analysis.source import line_hashes, split_lines
-from quickdev.rewrite import no_location, source_key
+from quickdev.rewrite import located_at, no_location, source_key
 
 SEE = "__quickdev_shapes_see__"
 LOOP = "__quickdev_shapes_loop__"
@@ -144,7 +144,10 @@ class _Inserter:
             and isinstance(body[0].value, ast.Constant)
             and isinstance(body[0].value.value, str)
         )
-        body.insert(1 if docstring else 0, look)
+        at = 1 if docstring else 0
+        if at < len(body):
+            located_at(look, body[at])  # stepping into the function lands on its first line
+        body.insert(at, look)
 
     def _loop(self, loop: ast.For) -> None:
         names = _names(loop.target)
