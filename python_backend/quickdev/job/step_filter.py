@@ -16,7 +16,8 @@ Which functions are dispatch is found, not listed: the job calls a probe module 
 every kind of hook (forward pre/post, full backward pre/post) under ``sys.setprofile``,
 and every torch function that runs before its ``forward`` or after it returns is
 dispatch. Quickdev's own hooks are in Quickdev's files, which the session's rules leave
-out already.
+out already; what the tensor-shape looks call on the user's lines (``torch.no_grad``,
+``contextlib``) is filtered too, so stepping never lands there.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def install(py_db: Any) -> int:
     dispatch = dispatch_code(torch)
 
     def apply_files_filter(frame: Any, original_filename: str, force: bool) -> bool:
-        if getattr(frame, "f_code", None) in dispatch or _called_by_quickdev(frame):
+        if getattr(frame, "f_code", None) in dispatch or _called_by_a_look(frame):
             return True
         return bool(original(frame, original_filename, force))
 
@@ -49,28 +50,31 @@ def install(py_db: Any) -> int:
     return len(dispatch)
 
 
-_QUICKDEV_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The tensor-shape looks on the user's lines (limits/shapes): Quickdev's own work, which
+# calls torch and the standard library (torch.no_grad, contextlib) in the user's frame.
+_LOOKS_DIR = (
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "limits", "shapes")
+    + os.sep
+)
 _LIBRARY_DIRS = tuple(
     {os.path.join(p, "lib") + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
 )
 
 
-def _called_by_quickdev(frame: Any) -> bool:
-    """A library's frame (torch, the standard library) that Quickdev's own code called: the
-    tensor-shape looks on the user's lines, the job's hooks. Stepping goes through it as
-    through Quickdev's frames, so Step Into never lands in a ``torch.no_grad`` or a
-    ``contextlib`` that the user's line did not call. A library frame the user's code
-    called (through any number of library frames) stays steppable."""
-    name = getattr(getattr(frame, "f_code", None), "co_filename", "")
+def _called_by_a_look(frame: Any) -> bool:
+    """A library frame (torch, the standard library) that a tensor-shape look called:
+    stepped through as Quickdev's own frames are, so Step Into after a recorded line never
+    lands in a ``contextlib`` the user's line did not call. Library frames that Quickdev
+    calls on the user's behalf (the loader limit's ``next``, a patched ``torch.save``)
+    stay steppable, as does any library frame the user's code called."""
+    name: str = getattr(getattr(frame, "f_code", None), "co_filename", "")
     if not name.startswith(_LIBRARY_DIRS):
         return False
     caller = frame.f_back
     while caller is not None:
         name = caller.f_code.co_filename
-        if name.startswith(_QUICKDEV_DIR):
-            return True
         if not name.startswith(_LIBRARY_DIRS):
-            return False  # the user's code called it
+            return name.startswith(_LOOKS_DIR)
         caller = caller.f_back
     return False
 
