@@ -200,10 +200,12 @@ def test_a_timeout_ends_the_children_with_the_job(
     # the job (one still starting up when the job ended has nothing to say).
     for child in result["children"]:
         assert child["status"] in ("stopped", "killed"), child
-    # The command returns a few seconds after the deadline (``started`` is to the
-    # second, rounded down: this may count up to a second too many).
+    # The command returns seconds after the deadline, not minutes (``started`` is to the
+    # second, rounded down: this may count up to a second too many). Usually under a
+    # second; a pool's workers stopped in the middle of a task have taken up to 10 s (the
+    # job's SIGTERM, then SIGKILL grace for processes that do not end).
     deadline = datetime.fromisoformat(result["started"]).timestamp() + timeout_s
-    assert returned - deadline < 8, returned - deadline
+    assert returned - deadline < 12, returned - deadline
     _wait_for(lambda: not any(pid_alive(pid) for pid in seen), 10, "no process left")
 
 
