@@ -277,7 +277,16 @@ export class Workbench {
     const editor = this.activeEditor();
     const line = editor.locator('.view-line').filter({ hasText: lineText }).first();
     await line.waitFor({ timeout });
-    const lineBox = await line.boundingBox();
+    // Code lenses arrive after the file opens and push the lines below them down: click
+    // only once the line has stayed put, as a person clicks what is on the screen.
+    let lineBox = await line.boundingBox();
+    await eventually(`"${lineText}" to stay put`, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const now = await line.boundingBox();
+      const still = now && lineBox && now.y === lineBox.y;
+      lineBox = now;
+      return still;
+    }, { timeout });
     const gutter = await editor.locator('.margin .glyph-margin').first().boundingBox();
     const x = gutter.x + gutter.width / 2;
     const y = lineBox.y + lineBox.height / 2;
@@ -285,10 +294,13 @@ export class Workbench {
     await this.page.mouse.move(x, y);
     await this.page.mouse.click(x, y);
     const dotBeside = async () => {
+      const box = await line.boundingBox();
+      if (!box) return false;
+      const middle = box.y + box.height / 2;
       const dots = await editor.locator('.codicon-debug-breakpoint').evaluateAll((elements) =>
         elements.map((element) => element.getBoundingClientRect()),
       );
-      return dots.some((dot) => Math.abs(dot.top + dot.height / 2 - y) < lineBox.height / 2);
+      return dots.some((dot) => Math.abs(dot.top + dot.height / 2 - middle) < box.height / 2);
     };
     const what = removes ? `no breakpoint beside "${lineText}"` : `a breakpoint beside "${lineText}"`;
     await eventually(what, async () => (await dotBeside()) !== removes, { timeout });

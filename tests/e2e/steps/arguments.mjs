@@ -3,6 +3,8 @@
 // arguments, and the next time the prompt offers the same ones. Registered in the trusted suite.
 import assert from 'node:assert/strict';
 
+import { eventually } from '../lib/poll.mjs';
+
 export function argumentsSteps(session) {
   const { step } = session;
 
@@ -13,8 +15,14 @@ export function argumentsSteps(session) {
     await workbench.editorShows('exec(open(sys.argv[1]).read())');
     // The script runs at module level: its lenses sit above its first line.
     const lensLine = '"""A character model configured as nanoGPT is';
-    const titles = (await workbench.lensesAbove(lensLine)).map((lens) => lens.title);
-    assert.ok(titles.includes('Run with Arguments…'), `lenses above the first line: ${titles}`);
+    // Lenses come once the server has analysed the file.
+    let titles = [];
+    await eventually('the lenses above the first line', async () => {
+      titles = (await workbench.lensesAbove(lensLine)).map((lens) => lens.title);
+      return titles.includes('Run with Arguments…');
+    }, { timeout: 30_000 }).catch((error) => {
+      throw new Error(`${error.message}; lenses above the first line: ${titles}`);
+    });
 
     await workbench.clickLens(lensLine, 'Run with Arguments…');
     const input = workbench.quickInput().locator('.quick-input-box input');
