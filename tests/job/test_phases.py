@@ -38,7 +38,7 @@ STYLES = [
     ("iter_num_loop.py", "iter_num_loop.py", "while iter_num < max_iters", *STEPS, "ckpt.pt"),
     ("while_true_break.py", "while_true_break.py", "while True", *STEPS, None),
     ("minibatch_epochs.py", "minibatch_epochs.py", "for i in range(0, len", *STEPS, None),
-    ("loader_epochs_test.py", "loader_epochs_test.py", "for epoch in", *EPOCH, "model_final.pt"),
+    ("loader_epochs.py", "loader_epochs.py", "for epoch in", *EPOCH, "model_final.pt"),
     ("project_trainer.py", "project_lib/trainer.py", "while self", *EPOCH, "exported_model.pt"),
     ("try_finally_loop.py", "try_finally_loop.py", "for epoch in", *EPOCH, "last.pt"),
 ]
@@ -112,9 +112,7 @@ def test_an_explicit_step_budget_ends_the_loop_gracefully_too(
 ) -> None:
     """``--max-steps N`` ends the loops after N steps and the script finishes (as Lightning's
     max_steps does), the DataLoader-fed loop included."""
-    run = run_idiom(
-        run_quickdev, project, "loader_epochs_test.py", "--max-steps", "1", "--batches", "5"
-    )
+    run = run_idiom(run_quickdev, project, "loader_epochs.py", "--max-steps", "1", "--batches", "5")
     result = run.result
     assert (result["status"], result["optimizer_steps"]) == ("passed", 1)
     assert "FINAL: test accuracy" in run.stdout
