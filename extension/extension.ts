@@ -71,7 +71,8 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     }),
     // The workspace's restricted settings (quickdev.python) apply a moment after the trust.
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void workspaceSettingsApplied().then(restart)),
+    // The server starts even when the wait fails (a setting that cannot be read says so then).
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void workspaceSettingsApplied().finally(restart)),
   );
   registerDebugging(context, jobs, server);
   // One line a benchmark reads: code loading plus activate(), as VS Code counts activation.

@@ -1,6 +1,7 @@
 // A launch configuration, as Python users write it, turned into the server's startJob argument.
 // No vscode import: unit tests load this module under plain node.
 import { type Environment, mergeEnvironment } from "../common/environment";
+import { splitArguments } from "../jobs/arguments";
 import type { JobMode, StartJobArgs } from "../server/protocol";
 import type { QuickdevConfiguration } from "./configuration";
 
@@ -35,8 +36,9 @@ export function startJobArgs(config: QuickdevConfiguration, fileEnv: Environment
   if ("error" in merged) {
     return merged;
   }
-  // A string of arguments, as the Python Debugger allows, splits at whitespace.
-  const args = typeof config.args === "string" ? config.args.split(/\s+/).filter(Boolean) : config.args;
+  // A string of arguments, as the Python Debugger allows, splits as a shell would (the same
+  // words as Run with Arguments: quotes keep an argument's spaces).
+  const args = typeof config.args === "string" ? splitArguments(config.args) : config.args;
   const target = config.module ? { module: config.module } : { script };
   const start: StartJobArgs = { ...target, mode: launchMode(config), env: merged.env };
   const optional = {

@@ -154,8 +154,8 @@ export class Jobs {
     return this.store.all();
   }
 
-  /** Fills the store from the server (after a (re)start). */
-  /** Whether the server listed them (it may be starting or stopped). */
+  /** Fills the store from the server (after a (re)start); whether the server listed the runs
+   * (it may be starting or stopped). */
   async refreshRuns(): Promise<boolean> {
     const answer = await this.server.command("quickdev.listRuns", {});
     if (isError(answer)) {

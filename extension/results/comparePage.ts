@@ -5,7 +5,8 @@ import { lossChart } from "./lossChart";
 import { escapeHtml, finite, list, megabytes, page, record, scriptArguments, seconds, table, text } from "./resultPage";
 
 function facts(data: Record<string, unknown>): (string | undefined)[] {
-  const losses = list(data.losses).filter(finite);
+  const losses = list(data.losses);
+  const lastLoss = losses.at(-1); // null: it went NaN or Inf (JSON has no NaN)
   return [
     scriptArguments(data) ?? "(none)",
     text(data.status),
@@ -19,7 +20,7 @@ function facts(data: Record<string, unknown>): (string | undefined)[] {
         0,
       ) + (finite(data.loop_batches) ? data.loop_batches : 0),
     ),
-    losses.length ? losses[losses.length - 1]?.toPrecision(4) : undefined,
+    losses.length ? (finite(lastLoss) ? lastLoss.toPrecision(4) : "NaN/Inf") : undefined,
     megabytes(data.peak_rss_mb),
   ];
 }

@@ -7,8 +7,9 @@ export interface Series {
   values: readonly unknown[];
 }
 
-// Each run's color is a class the page's style gives one of VS Code's chart colors (resultPage.ts
-// SERIES_STYLE), so the lines read in every theme; a CSP without inline styles allows classes.
+// Each run's color is a class the page's style gives one of VS Code's chart colors (the
+// `.seriesN` rules of resultPage.ts's style), so the lines read in every theme; a CSP without
+// inline styles allows classes.
 const SERIES_CLASSES = 4;
 const seriesClass = (i: number): string => `series${i % SERIES_CLASSES}`;
 

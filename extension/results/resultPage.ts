@@ -182,7 +182,8 @@ export function resultHtml(
   const data = record(result) ?? {};
   const error = record(data.error);
   const losses = list(data.losses);
-  const lastLoss = losses.filter(finite).at(-1);
+  // The true last loss: one that went NaN or Inf arrives as null (JSON has no NaN) and is said.
+  const lastLoss = losses.length ? losses.at(-1) : undefined;
   const summary = rows([
     ["status", text(data.status) ?? "unknown"],
     ["stop reason", text(data.stop_reason)],
@@ -193,7 +194,7 @@ export function resultHtml(
     ["optimizer steps", text(data.optimizer_steps)],
     ["batches made by hand", positive(data.loop_batches) ? String(data.loop_batches) : undefined],
     ["device", text(record(data.device)?.actual)],
-    ["last loss", lastLoss === undefined ? undefined : lastLoss.toPrecision(4)],
+    ["last loss", lastLoss === undefined ? undefined : finite(lastLoss) ? lastLoss.toPrecision(4) : "NaN/Inf"],
     ["peak memory", megabytes(data.peak_rss_mb)],
   ]);
   const failure = error

@@ -12,13 +12,20 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
   const register = vscode.commands.registerCommand;
   return [
     // The same script (or module) in the same mode with the same arguments; its folder gives the
-    // environment as before. A run given none leaves them to the server's defaults again.
+    // environment as before. A run given none leaves them to the server's defaults again. A NaN
+    // hunt hunts again; a run with a memory forecast forecasts again, as its lens does.
     register("quickdev.run.rerun", (run: RunSummary) => {
       const job = run.module ? { module: run.module } : { script: run.script };
       const args = run.args?.length ? run.args : undefined;
-      return run.mode === "debug"
-        ? debugScript(job, undefined, { args })
-        : jobs.run(run.mode === "profile" ? "profile" : "run", args ? { ...job, args } : job);
+      if (run.mode === "debug") {
+        return debugScript(job, undefined, { args, findNonfinite: run.findNonfinite === true });
+      }
+      return jobs.run(run.mode === "profile" ? "profile" : "run", {
+        ...job,
+        ...(args ? { args } : {}),
+        ...(run.findNonfinite ? { findNonfinite: true } : {}),
+        ...(run.memoryForecast !== undefined ? { memoryForecast: "auto" } : {}),
+      });
     }),
     register("quickdev.run.cancel", (run: RunSummary) => jobs.cancel(run.runId)),
     register("quickdev.run.delete", async (run: RunSummary) => {
@@ -44,11 +51,14 @@ export function registerRunActions(server: QuickdevServer, jobs: Jobs, results: 
       if (chosen.length === 2) {
         return results.compare(chosen[0], chosen[1]);
       }
-      // Runs of the same workspace folder: the other folders' scripts are other projects.
-      const folderOf = (script: string): string | undefined =>
-        vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script))?.uri.fsPath;
-      const folder = folderOf(run.script);
-      const others = jobs.knownRuns().filter((other) => other.runId !== run.runId && folderOf(other.script) === folder);
+      // Runs of the same workspace folder: the other folders' scripts are other projects. A
+      // module run read from disk names its module, not a file: its run directory tells the folder.
+      const folderOf = (of: RunSummary): string | undefined => {
+        const where = path.isAbsolute(of.script) ? of.script : of.runDir;
+        return vscode.workspace.getWorkspaceFolder(vscode.Uri.file(where))?.uri.fsPath;
+      };
+      const folder = folderOf(run);
+      const others = jobs.knownRuns().filter((other) => other.runId !== run.runId && folderOf(other) === folder);
       if (!others.length) {
         void vscode.window.showInformationMessage(
           `Quickdev: no other run of ${path.basename(run.script)}'s folder to compare with.`,

@@ -80,6 +80,8 @@ export function endMessage(run: RunSummary): string {
   // What the run changed (one epoch, device, files kept, the budget that stopped it), as the
   // terminal summary says it.
   const changes = (run.changes ?? []).join("; ");
-  const memory = run.memoryForecast ? ` — memory forecast ${run.memoryForecast}` : "";
+  // The server's line reads "≈ 1.2 GB peak · fits 24 GB", or "no memory forecast: why".
+  const forecast = run.memoryForecast;
+  const memory = forecast ? ` — ${forecast.startsWith("no ") ? "" : "memory forecast "}${forecast}` : "";
   return `Quickdev: ${name} ${what}${memory}${changes ? ` — ${changes}` : ""}`;
 }

@@ -51,6 +51,8 @@ export interface RunSummary {
   attach?: Address;
   /** A run with a memory forecast: its one line ("≈ 11.2 GB peak · fits 24 GB"). */
   memoryForecast?: string;
+  /** A NaN hunt (`--find-nonfinite`): Run Again hunts again. */
+  findNonfinite?: boolean;
 }
 
 /** What a job runs: `script`, or `module` as `python -m` does (from `cwd`); the server takes one. */
@@ -298,6 +300,7 @@ export const PROTOCOL_FIELDS = {
     steps: "optional",
     attach: "optional",
     memoryForecast: "optional",
+    findNonfinite: "optional",
   },
   RunError: { message: "required", file: "optional", line: "optional" },
   Address: { host: "required", port: "required", pid: "optional" },

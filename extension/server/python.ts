@@ -116,7 +116,10 @@ export async function checkInterpreter(interpreter: Interpreter, stillCurrent: (
   let problem: string | undefined;
   for (const finding of findings(python, report)) {
     log.warn(finding.message);
-    problem ??= finding.message;
+    // A missing profiler package only stops profiling: the status bar stays plain for it.
+    if (finding.kind !== "noProfiler") {
+      problem ??= finding.message;
+    }
     if (finding.kind === "tooOld") {
       if (stillCurrent()) {
         void showWithSettingsButton(finding.message);

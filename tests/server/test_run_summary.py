@@ -46,6 +46,10 @@ def test_a_nan_hunt_says_its_budget_and_what_it_found() -> None:
     assert run_summary(HUNT_FIXTURE.parent, result)["changes"][0].endswith(
         "no NaN/Inf reached the loss, a gradient or a parameter in 500 steps"
     )
+    # The summary says it was a hunt, so Run Again hunts again; another run says nothing.
+    assert run_summary(HUNT_FIXTURE.parent, result)["findNonfinite"] is True
+    plain = JobResult.from_dict(json.loads(PAGE_FIXTURE.read_text()))
+    assert "findNonfinite" not in run_summary(PAGE_FIXTURE.parent, plain)
 
 
 def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> None:

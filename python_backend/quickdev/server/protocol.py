@@ -53,6 +53,7 @@ class RunSummary(_RunSummary, total=False):
     steps: int
     attach: Address
     memoryForecast: str
+    findNonfinite: bool
 
 
 class _StartJobAnswer(TypedDict):

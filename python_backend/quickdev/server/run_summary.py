@@ -50,6 +50,10 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
         summary["module"] = module
     if result is not None and result.memory_forecast is not None:
         summary["memoryForecast"] = result.memory_forecast.headline()
+    # A NaN hunt stays one when it is run again.
+    hunted = run.request.find_nonfinite if run else bool(result and result.limits.find_nonfinite)
+    if hunted:
+        summary["findNonfinite"] = True
     failure = run.failure if run else _failure_on_disk(result)
     if failure is not None:
         summary["error"] = failure.to_json()

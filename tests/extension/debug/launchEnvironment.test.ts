@@ -95,6 +95,9 @@ test("a launch configuration becomes the startJob argument, env, limits and all"
     device: "cpu",
   });
   assert.equal((startJobArgs({ ...launch, script: "/w/t.py", profile: true }, {}) as { mode: string }).mode, "profile");
+  // A string of arguments splits as a shell would: a quoted argument keeps its spaces.
+  const quoted = startJobArgs({ ...launch, program: "/w/t.py", args: `--comment "two words" --tag 'a b'` }, {});
+  assert.deepEqual((quoted as { args: string[] }).args, ["--comment", "two words", "--tag", "a b"]);
   // The NaN hunt: a debug launch that stops where the first NaN/Inf was made.
   assert.deepEqual(startJobArgs({ ...launch, script: "/w/t.py", findNonfinite: true }, {}), {
     script: "/w/t.py",

@@ -90,4 +90,9 @@ test("a run reads as the user would say it", () => {
     endMessage({ ...run, memoryForecast: "≈ 11.2 GB peak · fits 24 GB" }),
     "Quickdev: train.py passed · 3.2 s · 6 batches · loss 1.9876 — memory forecast ≈ 11.2 GB peak · fits 24 GB",
   );
+  // A forecast that could not be made says so once, not "memory forecast no memory forecast".
+  assert.equal(
+    endMessage({ ...run, memoryForecast: "no memory forecast: the job stopped before its first step" }),
+    "Quickdev: train.py passed · 3.2 s · 6 batches · loss 1.9876 — no memory forecast: the job stopped before its first step",
+  );
 });
