@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterator
 from itertools import accumulate
 
+from quickdev.analysis.source import split_lines
 from quickdev.limits.loops.table import FRAME_GETTER, Loop, LoopTables, flag_name
 from quickdev.rewrite import source_key
 
@@ -103,8 +104,9 @@ def _name_of(decorator: ast.expr) -> str:
 
 
 def _lines_with_calls(source: str) -> list[int]:
-    """``counts[n]``: how many of the first n lines may hold a call (prefix sums)."""
-    flags = (int("(" in line or "await" in line) for line in source.splitlines())
+    """``counts[n]``: how many of the first n lines may hold a call (prefix sums), lines
+    counted as the parser numbers them (a form feed does not end a line)."""
+    flags = (int("(" in line or "await" in line) for line in split_lines(source))
     return [0, *accumulate(flags)]
 
 
