@@ -33,13 +33,10 @@ from itertools import accumulate
 
 from quickdev.analysis.source import split_lines
 from quickdev.limits.loops.table import FRAME_GETTER, Loop, LoopTables, flag_name
-from quickdev.rewrite import source_key
+from quickdev.rewrite import STATEMENT_BLOCKS, jit_compiled, source_key
 
 # A cheap first look: a file without a loop statement is not even parsed.
 _LOOP_KEYWORD = re.compile(r"^\s*(?:async\s+)?(?:for|while)\b", re.MULTILINE)
-_BLOCKS = ("body", "orelse", "finalbody")
-# Decorators of functions compiled from their bytecode (numba): their loops stay as written.
-_BYTECODE_JITS = frozenset({"jit", "njit", "vectorize", "guvectorize", "cfunc", "stencil"})
 
 LoopRow = tuple[int, str, int, int, int]  # a Loop as the cache keeps it
 
@@ -80,11 +77,11 @@ def _loops(body: list[ast.stmt]) -> Iterator[ast.For | ast.AsyncFor | ast.While]
         for statement in stack.pop():
             if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
                 yield statement
-            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                _name_of(d) in _BYTECODE_JITS for d in statement.decorator_list
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and jit_compiled(
+                statement
             ):
                 continue
-            for name in _BLOCKS:
+            for name in STATEMENT_BLOCKS:
                 inner = getattr(statement, name, None)
                 if isinstance(inner, list):
                     stack.append(inner)
@@ -92,15 +89,6 @@ def _loops(body: list[ast.stmt]) -> Iterator[ast.For | ast.AsyncFor | ast.While]
                 stack.append(handler.body)
             for case in getattr(statement, "cases", ()):
                 stack.append(case.body)
-
-
-def _name_of(decorator: ast.expr) -> str:
-    """``njit`` for ``@njit``, ``@numba.njit``, ``@numba.njit(cache=True)``."""
-    if isinstance(decorator, ast.Call):
-        decorator = decorator.func
-    if isinstance(decorator, ast.Attribute):
-        return decorator.attr
-    return decorator.id if isinstance(decorator, ast.Name) else ""
 
 
 def _lines_with_calls(source: str) -> list[int]:
