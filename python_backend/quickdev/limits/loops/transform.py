@@ -38,7 +38,7 @@ from quickdev.rewrite import STATEMENT_BLOCKS, jit_compiled, source_key
 # A cheap first look: a file without a loop statement is not even parsed.
 _LOOP_KEYWORD = re.compile(r"^\s*(?:async\s+)?(?:for|while)\b", re.MULTILINE)
 
-LoopRow = tuple[int, str, int, int, int]  # a Loop as the cache keeps it
+LoopRow = tuple[int, int, int, int]  # a Loop as the cache keeps it
 
 
 class LoopExits:
@@ -63,7 +63,7 @@ class LoopExits:
                 continue  # no call in it: no step, no forward, nothing to end
             index = len(rows)
             loop.body.insert(0, _check(index))
-            rows.append((index, _kind(loop), loop.lineno, last, _header_end(loop)))
+            rows.append((index, loop.lineno, last, _header_end(loop)))
         return tuple(rows) or None
 
     def loaded(self, filename: str, metadata: tuple[LoopRow, ...]) -> None:
@@ -115,12 +115,6 @@ def _check(index: int) -> ast.stmt:
 
 # No source position (see quickdev.rewrite.no_location).
 _NOWHERE = {"lineno": -1, "col_offset": -1, "end_lineno": -1, "end_col_offset": -1}
-
-
-def _kind(loop: ast.stmt) -> str:
-    if isinstance(loop, ast.AsyncFor):
-        return "async for"
-    return "for" if isinstance(loop, ast.For) else "while"
 
 
 def _header_end(loop: ast.For | ast.AsyncFor | ast.While) -> int:
