@@ -50,7 +50,7 @@ def test_a_loss_scaled_for_mixed_precision_is_replayed(tmp_path: Path) -> None:
     forecast = _run(train, tmp_path).memory_forecast
     assert forecast is not None
     assert forecast.loss.startswith("replayed")
-    # The script asked for float16 (the CPU stands in with bfloat16: the same size).
+    # The script asked for float16: the forecast names it, whatever this CPU ran it in.
     assert forecast.precision == "float32 weights, autocast float16"
 
 

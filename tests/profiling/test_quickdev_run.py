@@ -5,17 +5,15 @@ from __future__ import annotations
 import gzip
 import json
 import pstats
-import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from quickdev.profiling.call_sites import FRAME
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from tests.support.paths import EXAMPLES
-
-FRAME = re.compile(r"^(.+)\((\d+)\): ")  # "file(line): function", as torch names them
 
 
 def quickdev_run(runs_dir: Path, script: str, *options: str) -> tuple[int, dict[str, Any]]:

@@ -133,7 +133,17 @@ async def test_a_diagnostic_moves_with_edits_above_and_goes_when_its_line_is_edi
         lambda: [d.range.start.line for d in client.diagnostics[document_uri]] == [line + 2],
         "the diagnostic to move with its line",
     )
-    edit(3, line + 2, line + 3, "                pass\n")  # the failing line fixed
+    edit(3, line + 1, line + 2, "")  # the line above deleted (it ends at the failing line)
+    await wait_for(
+        lambda: [d.range.start.line for d in client.diagnostics[document_uri]] == [line + 1],
+        "the diagnostic to move up with its line",
+    )
+    edit(4, line + 1, line + 1, "# three\n")  # a line typed at the failing line's column 0
+    await wait_for(
+        lambda: [d.range.start.line for d in client.diagnostics[document_uri]] == [line + 2],
+        "the diagnostic to move down with its line",
+    )
+    edit(5, line + 2, line + 2, "# ")  # the failing line commented out: edited, not moved
     await wait_for(lambda: len(client.diagnostics[document_uri]) == 0, "the diagnostic to go")
 
 

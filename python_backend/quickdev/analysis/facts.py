@@ -22,6 +22,11 @@ ENTRY_CONSTRUCTORS = frozenset({"LightningCLI"})
 TORCH_PACKAGES = frozenset({"torch", "lightning", "pytorch_lightning"})
 
 _Rel = Callable[[int], int]  # turns a parsed line number into one relative to the statement
+# ``try`` statements: ast.TryStar (``except*``) exists from Python 3.11; 3.10 has only ast.Try.
+_TRY_STATEMENTS: tuple[type[ast.Try | ast.TryStar], ...] = (
+    ast.Try,
+    getattr(ast, "TryStar", ast.Try),
+)
 
 
 @dataclass(frozen=True)
@@ -169,7 +174,7 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
         return [stmt.body, stmt.orelse]
     if isinstance(stmt, ast.With | ast.AsyncWith):
         return [stmt.body]
-    if isinstance(stmt, ast.Try | ast.TryStar):
+    if isinstance(stmt, _TRY_STATEMENTS):
         return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
     if isinstance(stmt, ast.Match):
         return [case.body for case in stmt.cases]
@@ -265,7 +270,7 @@ def _holds_loop(stmt: ast.stmt) -> bool:
     if isinstance(stmt, ast.If) and _is_main_guard(stmt):
         return False
     blocks: list[list[ast.stmt]] = []
-    if isinstance(stmt, ast.Try | ast.TryStar):
+    if isinstance(stmt, _TRY_STATEMENTS):
         blocks = [stmt.body, stmt.orelse, stmt.finalbody, *(h.body for h in stmt.handlers)]
     elif isinstance(stmt, ast.With | ast.AsyncWith):
         blocks = [stmt.body]

@@ -24,6 +24,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
 
+from quickdev.dtypes import HALF
+
 # fmt: off
 CUDA_TO_FLOAT32 = frozenset((
     "__pow__", "__rdiv__", "__rpow__", "__rtruediv__", "acos", "asin",
@@ -42,7 +44,6 @@ CUDA_TO_LOWER = frozenset((
     "rnn_tanh_cell", "rnn_relu_cell",
 ))
 # fmt: on
-_LOWER = (torch.float16, torch.bfloat16)
 
 
 # multi_head_attention_forward's dropout_p, by position (nn.MultiheadAttention passes it so).
@@ -67,7 +68,7 @@ class CudaChoices(TorchFunctionMode):
         autocast = self.dtype is not None and torch.is_autocast_enabled("cpu")
         if autocast and kwargs.get("dtype") is None:
             if name in CUDA_TO_FLOAT32:
-                args, kwargs = _cast(args, kwargs, _LOWER, torch.float32)
+                args, kwargs = _cast(args, kwargs, HALF, torch.float32)
             elif name in CUDA_TO_LOWER and self.dtype is not None:
                 args, kwargs = _cast(args, kwargs, (torch.float32,), self.dtype)
         return func(*args, **kwargs)

@@ -99,7 +99,9 @@ def largest_batch(
     between a size that fits and one that does not, guesses alternate between the
     straight line through them (memory grows about linearly with the batch) and the
     middle (the allocator's segments make it a staircase), each checked by a replay.
-    The answer was replayed and fits."""
+    The answer was replayed and fits; only when ``MAX_SEARCH_REPLAYS`` runs out before the
+    two meet is the next one up not known not to fit (the answer is then the largest size
+    found to fit)."""
     top = recipe.batch_size
     if top is None or top <= 1:
         return None

@@ -89,10 +89,6 @@ class StepRecipe:
     # Bytes of each gradient bucket DDP keeps beside the gradients (forecast/ddp.py).
     gradient_buckets: list[int] = field(default_factory=list)
 
-    @property
-    def forwards(self) -> list[Forward]:
-        return [e for e in self.events if isinstance(e, Forward)]
-
 
 def leaves(tree: Any) -> list[Any]:
     return pytree.tree_leaves(tree)

@@ -25,6 +25,7 @@ from quickdev.rundir.result import (
     Output,
     Phases,
 )
+from quickdev.rundir.shapes import EVAL, SETUP, TRAIN
 
 
 class NonfiniteWatch(Protocol):
@@ -80,7 +81,7 @@ class Recorder:
         # Told when the model's forwards switch between training and evaluation (the
         # tensor-shape recording looks at every line again in a phase's first run).
         self._on_phase = on_phase
-        self._phase = "setup"
+        self._phase = SETUP
         # Ends the user's loops when a budget is reached (none rewritten: it cannot, and
         # the job stops the script, as for code it did not compile).
         self.loops = loops or LoopEnder(LoopTables())
@@ -180,7 +181,7 @@ class Recorder:
 
     def training_forward(self) -> None:
         """Before a training forward (train mode, grad on) of the top module."""
-        self._phase_is("train")
+        self._phase_is(TRAIN)
         if self._passes_beyond_budget:
             limit = self.budget.train_passes
             if limit is None:
@@ -239,7 +240,7 @@ class Recorder:
     def eval_forward(self) -> None:
         """Before a forward of the model in eval mode or without grad: an evaluation loop
         that no DataLoader bounds ends after the eval_forwards budget."""
-        self._phase_is("eval")
+        self._phase_is(EVAL)
         if self._batches_seen != self._batches_at_eval:
             self._batches_at_eval = self._batches_seen
             self._evals_in_a_row = 0

@@ -30,8 +30,8 @@ from quickdev.limits.profiler_marks import CALL_SITE, MARK_PREFIX, OWN_WORK
 from quickdev.limits.user_code import is_user_file
 
 Event = dict[str, Any]
-# "file(line): function", as torch names Python frames.
-_FRAME = re.compile(r"^(.+)\((\d+)\): (.*)$")
+# "file(line): function", as torch names Python frames; C functions have no file.
+FRAME = re.compile(r"^(.+)\((\d+)\): (.*)$")
 
 
 class RunningFrame(NamedTuple):
@@ -140,7 +140,7 @@ def _call_site_frames(
             continue
         user = max(users, key=lambda f: float(f["ts"]))  # the innermost
         call = next((f for f in enclosing if f["args"].get("Python parent id") == _id(user)), None)
-        match = _FRAME.match(str(user.get("name", "")))
+        match = FRAME.match(str(user.get("name", "")))
         if call is None or id(call) in wrapped or match is None:
             continue
         wrapped.add(id(call))
@@ -171,7 +171,7 @@ def _name_by_def_line(events: list[Any], running: list[RunningFrame]) -> None:
     for e in events:
         if not isinstance(e, dict) or e.get("cat") != "python_function":
             continue
-        match = _FRAME.match(str(e.get("name", "")))
+        match = FRAME.match(str(e.get("name", "")))
         if match is None:
             continue
         file, line, function = match.group(1), int(match.group(2)), match.group(3)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 import runpy
 import sys
 from collections.abc import Callable, Iterable
@@ -37,12 +36,10 @@ from typing import Any, Literal
 
 import quickdev
 from quickdev.limits.user_code import is_user_file
-from quickdev.profiling.call_sites import RunningFrame, apply_marks
+from quickdev.profiling.call_sites import FRAME, RunningFrame, apply_marks
 
 Kind = Literal["ours", "user", "library"]
 
-# "file(line): function", as torch names Python frames; C functions have no file.
-FRAME = re.compile(r"^(.+)\((\d+)\): ")
 _RUNPY = os.path.realpath(runpy.__file__) if getattr(runpy, "__file__", None) else ""
 
 

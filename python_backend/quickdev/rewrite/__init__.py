@@ -15,12 +15,21 @@ from __future__ import annotations
 
 from quickdev.rewrite.hook import install_import_hook
 from quickdev.rewrite.rewriter import Rewriter
-from quickdev.rewrite.transform import Transform, located_at, no_location, source_key
+from quickdev.rewrite.transform import (
+    STATEMENT_BLOCKS,
+    Transform,
+    jit_compiled,
+    located_at,
+    no_location,
+    source_key,
+)
 
 __all__ = [
+    "STATEMENT_BLOCKS",
     "Rewriter",
     "Transform",
     "install_import_hook",
+    "jit_compiled",
     "located_at",
     "no_location",
     "source_key",

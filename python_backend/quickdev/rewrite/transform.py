@@ -6,6 +6,14 @@ import ast
 import hashlib
 from typing import Any, Protocol
 
+# The attributes of a compound statement that hold statement lists (``if``/``for``/
+# ``while``/``try``/``with``/``def``/``class``); ``try`` handlers and ``match`` cases
+# hold theirs one level down.
+STATEMENT_BLOCKS = ("body", "orelse", "finalbody")
+# Decorators of functions compiled from their bytecode (numba): code inserted into them
+# would meet names the JIT cannot type, so transforms leave them as written.
+_BYTECODE_JITS = frozenset({"jit", "njit", "vectorize", "guvectorize", "cfunc", "stencil"})
+
 # Transforms return metadata the cache keeps beside the code: what ``marshal`` stores
 # (None, bool, int, float, str, bytes, tuples, lists, dicts of these).
 Metadata = Any
@@ -37,11 +45,28 @@ class Transform(Protocol):
 
 
 def source_key(name: str, module_file: str) -> str:
-    """``name`` and a digest of the transform's own module: any change to the transform's
-    code makes a new key, so no cached code from an older version runs."""
-    with open(module_file, "rb") as file:
-        digest = hashlib.sha256(file.read()).hexdigest()[:16]
-    return f"{name} {digest}"
+    """``name`` and a digest of the transform's own module and of this one (the helpers
+    transforms build with): any change to either makes a new key, so no cached code from
+    an older version runs."""
+    digest = hashlib.sha256()
+    for path in (module_file, __file__):
+        with open(path, "rb") as file:
+            digest.update(file.read())
+    return f"{name} {digest.hexdigest()[:16]}"
+
+
+def jit_compiled(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a JIT compiles ``function`` from its bytecode: ``@njit``, ``@numba.njit``,
+    ``@numba.njit(cache=True)``."""
+    return any(_name_of(d) in _BYTECODE_JITS for d in function.decorator_list)
+
+
+def _name_of(decorator: ast.expr) -> str:
+    if isinstance(decorator, ast.Call):
+        decorator = decorator.func
+    if isinstance(decorator, ast.Attribute):
+        return decorator.attr
+    return decorator.id if isinstance(decorator, ast.Name) else ""
 
 
 def no_location(node: ast.AST) -> ast.AST:

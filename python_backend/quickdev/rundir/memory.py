@@ -26,10 +26,6 @@ def format_size(size: float) -> str:
     return f"{mb:.0f} MB" if mb >= 10 else f"{mb:.1f} MB"
 
 
-# The categories of the peak, in the order the result page stacks them.
-CATEGORY_NAMES = ("parameters", "gradients", "optimizer_state", "activations", "temporaries")
-
-
 @dataclass
 class ModuleMemory:
     """One top-level module of the model: what it holds, and the step's total at its own
@@ -58,7 +54,9 @@ class MemoryForecast:
     peak: int | None = None  # bytes the allocator counts at the step's peak, workspace included
     reserved: int | None = None  # segments the caching allocator would hold then
     workspace: int = 0  # the cuBLAS workspace, part of ``peak``
-    categories: dict[str, int] = field(default_factory=dict)  # CATEGORY_NAMES at the peak
+    # Bytes at the peak per category: parameters, gradients, optimizer_state, activations,
+    # temporaries (named in forecast/tracker.py).
+    categories: dict[str, int] = field(default_factory=dict)
     # Where the peak is: "forward" | "loss" | "backward" | "optimizer step", and the
     # innermost module running then (relative to the model), if any.
     peak_phase: str | None = None

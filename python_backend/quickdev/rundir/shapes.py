@@ -22,9 +22,10 @@ from quickdev.rundir.layout import SHAPES_FILE
 
 SCHEMA = 1
 
-# Where each value was first seen: before the first forward of the model, in a training
-# forward (train mode, grad on) and what follows it, in an evaluation forward and what follows.
-PHASES = ("setup", "train", "eval")
+# The phases a value is seen in (``Seen.phases``):
+SETUP = "setup"  # before the first forward of the model
+TRAIN = "train"  # in a training forward (train mode, grad on) and what follows it
+EVAL = "eval"  # in an evaluation forward (eval mode or no grad) and what follows it
 
 
 @dataclass

@@ -77,11 +77,22 @@ def _line_after(line: int, changes: Sequence[types.TextDocumentContentChangeEven
         if not isinstance(change, types.TextDocumentContentChangePartial):
             return None
         start, end = change.range.start.line, change.range.end.line
-        if start <= line <= end:
+        if start <= line <= end and not _leaves_whole(change, line):
             return None
-        if end < line:
+        if end <= line:
             line += change.text.count("\n") - (end - start)
     return line
+
+
+def _leaves_whole(change: types.TextDocumentContentChangePartial, line: int) -> bool:
+    """Whether a change that reaches ``line`` ends at its column 0 and leaves its text a line
+    of its own: deleting the line above (``(line-1, 0)-(line, 0)``) or typing whole lines at
+    its start moves it; typing at its start without a newline, or joining it to the line
+    above (Backspace at column 0), edits it."""
+    start, end = change.range.start, change.range.end
+    if end.line != line or end.character != 0:
+        return False
+    return change.text.endswith("\n") or (not change.text and start.character == 0)
 
 
 def _moved(diagnostic: types.Diagnostic, line: int) -> types.Diagnostic:

@@ -3,13 +3,22 @@ both built on ``rundir.shapes`` (the formatter the debugger's Variables view use
 
 from __future__ import annotations
 
-from quickdev.rundir.shapes import NameRecord, Seen, TensorFacts, shape_text, tensor_text
+from quickdev.rundir.shapes import (
+    EVAL,
+    SETUP,
+    TRAIN,
+    NameRecord,
+    Seen,
+    TensorFacts,
+    shape_text,
+    tensor_text,
+)
 from quickdev.server.shape_records import RunOfRecord
 
 PHASE_WORDS = {
-    "setup": "before the model's first forward",
-    "train": "training",
-    "eval": "evaluation",
+    SETUP: "before the model's first forward",
+    TRAIN: "training",
+    EVAL: "evaluation",
 }
 # A hint stays one glance long: the first few distinct shapes, each cut to a glance (a
 # structure such as an optimizer's param group would fill the line), then how many more.

@@ -144,6 +144,16 @@ def test_loops_without_a_call_and_functions_a_jit_compiles_are_left_as_written()
     assert not any(name.startswith("__quickdev") for name in kernel.co_names)
 
 
+def test_a_form_feed_line_before_a_loop_does_not_hide_the_call_in_it() -> None:
+    """A page break (``^L`` on a line of its own) is one line to Python; counted as two,
+    the loop's last line, its only call, fell outside it and the loop never ended."""
+    ns = run_user(
+        "done = []\n\x0c\nfor i in items:\n    done += [i]\n    if i == 2:\n        end_here()\n",
+        items=range(10),
+    )
+    assert ns["done"] == [0, 1, 2]
+
+
 def _lines(code: CodeType, names: dict[str, Any]) -> list[int]:
     seen: list[int] = []
 

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from quickdev.cachedir import quickdev_cache_dir
+from quickdev.dtypes import HALF
 from quickdev.limits.device.engine import DeviceEngine
 from quickdev.limits.patching import Patcher
 from quickdev.limits.profiler_marks import own_work
@@ -33,7 +34,6 @@ from quickdev.rundir.jsonio import read_json_object, write_json
 log = logging.getLogger(__name__)
 
 CACHE_FILE = "cpu_autocast.json"
-HALF = (torch.bfloat16, torch.float16)
 # A half precision must be this many times float32's speed to be chosen: the measurement is
 # steady within a few percent, and a smaller gain can go to the casts in the rest of a step.
 _MARGIN = 1.15

@@ -75,8 +75,9 @@ class DeviceEngine:
         self._pinned = requested.startswith("cuda")
         self._cuda_count = cuda_count
         self.remaps: Counter[str] = Counter()
-        # The dtype a script's CUDA autocast asked for ("float16") before the CPU stood
-        # in with bfloat16: the memory forecast names the script's own precision.
+        # The dtype a script's CUDA autocast asked for ("float16"), whatever the CPU ran it
+        # in (autocast.py measures which: bfloat16, float16, or float32 with autocast off):
+        # the memory forecast names the script's own precision.
         self.autocast_asked: str | None = None
         # Availability queries the script asked, answered as one CUDA device would.
         self.answered: Counter[str] = Counter()

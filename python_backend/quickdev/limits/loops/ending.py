@@ -181,7 +181,7 @@ class LoopEnder:
         """A training forward in a pass beyond the budget: a later training phase may take
         one more pass (its loops end after it); otherwise the script is stopped."""
         self._refresh()
-        pending = [m for m in self.marks.on_stack() if m.ended.budget == TRAIN_PASSES]
+        pending = self.marks.on_stack(TRAIN_PASSES)
         if not self._passes_ended or pending or passes >= OVERRUN * limit:
             raise StopJob(TRAIN_PASSES)
 

@@ -100,14 +100,11 @@ class Marks:
         self.pending = keep
         return reached
 
-    def on_stack(self, budget: str | None = None) -> list[Mark]:
-        """Pending marks whose frames are running now (not suspended generators)."""
+    def on_stack(self, budget: str) -> list[Mark]:
+        """Pending marks of ``budget`` whose frames are running now (not suspended
+        generators)."""
         live = stack_ids()
-        return [
-            m
-            for m in self.pending
-            if id(m.frame) in live and (budget is None or m.ended.budget == budget)
-        ]
+        return [m for m in self.pending if id(m.frame) in live and m.ended.budget == budget]
 
     def find(self, frame: FrameType, loop: Loop) -> Mark | None:
         return next((m for m in self.pending if m.frame is frame and m.loop == loop), None)

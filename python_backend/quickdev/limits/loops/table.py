@@ -28,7 +28,6 @@ class Loop:
     """One rewritten loop of a file."""
 
     index: int  # its flag's number, unique in its file
-    kind: str  # "for", "async for", "while"
     line: int  # the loop statement's first line
     end_line: int
     header_end: int  # the last line of ``for … in …:`` / ``while …:``

@@ -31,16 +31,14 @@ import re
 from collections.abc import Iterator
 from itertools import accumulate
 
+from quickdev.analysis.source import split_lines
 from quickdev.limits.loops.table import FRAME_GETTER, Loop, LoopTables, flag_name
-from quickdev.rewrite import source_key
+from quickdev.rewrite import STATEMENT_BLOCKS, jit_compiled, source_key
 
 # A cheap first look: a file without a loop statement is not even parsed.
 _LOOP_KEYWORD = re.compile(r"^\s*(?:async\s+)?(?:for|while)\b", re.MULTILINE)
-_BLOCKS = ("body", "orelse", "finalbody")
-# Decorators of functions compiled from their bytecode (numba): their loops stay as written.
-_BYTECODE_JITS = frozenset({"jit", "njit", "vectorize", "guvectorize", "cfunc", "stencil"})
 
-LoopRow = tuple[int, str, int, int, int]  # a Loop as the cache keeps it
+LoopRow = tuple[int, int, int, int]  # a Loop as the cache keeps it
 
 
 class LoopExits:
@@ -65,7 +63,7 @@ class LoopExits:
                 continue  # no call in it: no step, no forward, nothing to end
             index = len(rows)
             loop.body.insert(0, _check(index))
-            rows.append((index, _kind(loop), loop.lineno, last, _header_end(loop)))
+            rows.append((index, loop.lineno, last, _header_end(loop)))
         return tuple(rows) or None
 
     def loaded(self, filename: str, metadata: tuple[LoopRow, ...]) -> None:
@@ -79,11 +77,11 @@ def _loops(body: list[ast.stmt]) -> Iterator[ast.For | ast.AsyncFor | ast.While]
         for statement in stack.pop():
             if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
                 yield statement
-            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                _name_of(d) in _BYTECODE_JITS for d in statement.decorator_list
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and jit_compiled(
+                statement
             ):
                 continue
-            for name in _BLOCKS:
+            for name in STATEMENT_BLOCKS:
                 inner = getattr(statement, name, None)
                 if isinstance(inner, list):
                     stack.append(inner)
@@ -93,18 +91,10 @@ def _loops(body: list[ast.stmt]) -> Iterator[ast.For | ast.AsyncFor | ast.While]
                 stack.append(case.body)
 
 
-def _name_of(decorator: ast.expr) -> str:
-    """``njit`` for ``@njit``, ``@numba.njit``, ``@numba.njit(cache=True)``."""
-    if isinstance(decorator, ast.Call):
-        decorator = decorator.func
-    if isinstance(decorator, ast.Attribute):
-        return decorator.attr
-    return decorator.id if isinstance(decorator, ast.Name) else ""
-
-
 def _lines_with_calls(source: str) -> list[int]:
-    """``counts[n]``: how many of the first n lines may hold a call (prefix sums)."""
-    flags = (int("(" in line or "await" in line) for line in source.splitlines())
+    """``counts[n]``: how many of the first n lines may hold a call (prefix sums), lines
+    counted as the parser numbers them (a form feed does not end a line)."""
+    flags = (int("(" in line or "await" in line) for line in split_lines(source))
     return [0, *accumulate(flags)]
 
 
@@ -125,12 +115,6 @@ def _check(index: int) -> ast.stmt:
 
 # No source position (see quickdev.rewrite.no_location).
 _NOWHERE = {"lineno": -1, "col_offset": -1, "end_lineno": -1, "end_col_offset": -1}
-
-
-def _kind(loop: ast.stmt) -> str:
-    if isinstance(loop, ast.AsyncFor):
-        return "async for"
-    return "for" if isinstance(loop, ast.For) else "while"
 
 
 def _header_end(loop: ast.For | ast.AsyncFor | ast.While) -> int:

@@ -11,9 +11,9 @@ from typing import Any
 
 import torch
 
+from quickdev.dtypes import HALF
 from quickdev.rundir.result import TensorStats
 
-_LOW_PRECISION = (torch.float16, torch.bfloat16)
 # Python numbers looked at in a list handed to torch (torch.tensor([[...]])).
 _MAX_LISTED_NUMBERS = 100_000
 _NESTING = 4
@@ -31,7 +31,7 @@ def all_finite(t: torch.Tensor) -> bool:
         return True
     try:
         t = t.detach()
-        total = t.sum(dtype=torch.float32) if t.dtype in _LOW_PRECISION else t.sum()
+        total = t.sum(dtype=torch.float32) if t.dtype in HALF else t.sum()
         value = total.item()
         if isinstance(value, complex):
             ok = math.isfinite(value.real) and math.isfinite(value.imag)

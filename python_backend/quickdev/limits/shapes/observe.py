@@ -28,7 +28,7 @@ import torch
 
 from quickdev.limits.shapes.facts import signature, value_of
 from quickdev.limits.shapes.transform import ITER, LOOP, SEE, SlotRow
-from quickdev.rundir.shapes import Binding, FileRecord, NameRecord, Seen, ShapesRecord
+from quickdev.rundir.shapes import EVAL, SETUP, Binding, FileRecord, NameRecord, Seen, ShapesRecord
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +106,8 @@ class RecordedFiles:
 
     def __init__(self) -> None:
         self.files: dict[str, _File] = {}  # by guard name
-        self.phase = "setup"  # of the model's last forward (none yet: setup)
-        self._phases_started = {"setup"}
+        self.phase = SETUP  # of the model's last forward (none yet: setup)
+        self._phases_started = {SETUP}
         self._busy = False  # a look that runs user code (a tensor subclass) looks no further
         self._failed = False
         self.cost = Cost()
@@ -140,7 +140,7 @@ class RecordedFiles:
             record = file.slots[slot]
             # Code under no_grad is evaluation, whichever forward came last (a test loop's
             # own lines run before its first forward).
-            phase = self.phase if torch.is_grad_enabled() else "eval"
+            phase = self.phase if torch.is_grad_enabled() else EVAL
             new = False
             for name, value in zip(record.names, values, strict=False):
                 if value is not _MISSING and name.observe(value, phase):

@@ -29,14 +29,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from quickdev.analysis.source import line_hashes, split_lines
-from quickdev.rewrite import located_at, no_location, source_key
+from quickdev.rewrite import STATEMENT_BLOCKS, jit_compiled, located_at, no_location, source_key
 
 SEE = "__quickdev_shapes_see__"
 LOOP = "__quickdev_shapes_loop__"
 ITER = "__quickdev_shapes_iter__"  # builtins.iter under a name the script cannot shadow
 _GUARD_PREFIX = "__quickdev_shapes_"
-_BYTECODE_JITS = frozenset({"jit", "njit", "vectorize", "guvectorize", "cfunc", "stencil"})
-_BLOCKS = ("body", "orelse", "finalbody")
 _NOT_RECORDED_PARAMETERS = frozenset({"self", "cls"})
 
 # What the cache keeps per statement (``observe.Slot`` is made from it):
@@ -102,7 +100,7 @@ class _Inserter:
 
     def _inner_blocks(self, statement: ast.stmt, record: bool) -> None:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(_name_of(d) in _BYTECODE_JITS for d in statement.decorator_list):
+            if jit_compiled(statement):
                 return
             statement.body = self.block(statement.body, record=True)
             self._parameters(statement)
@@ -110,7 +108,7 @@ class _Inserter:
         if isinstance(statement, ast.ClassDef):
             statement.body = self.block(statement.body, record=False)
             return
-        for name in _BLOCKS:
+        for name in STATEMENT_BLOCKS:
             inner = getattr(statement, name, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                 setattr(statement, name, self.block(inner, record))
@@ -289,12 +287,3 @@ def _pattern(target: ast.expr) -> Any:
     if isinstance(target, ast.Starred) and isinstance(target.value, ast.Name):
         return "*" + target.value.id
     return None
-
-
-def _name_of(decorator: ast.expr) -> str:
-    """``njit`` for ``@njit``, ``@numba.njit``, ``@numba.njit(cache=True)``."""
-    if isinstance(decorator, ast.Call):
-        decorator = decorator.func
-    if isinstance(decorator, ast.Attribute):
-        return decorator.attr
-    return decorator.id if isinstance(decorator, ast.Name) else ""
