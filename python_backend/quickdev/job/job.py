@@ -173,6 +173,7 @@ def _run_with_limits(
     hub = EventHub()
     budget = Budget(resolve_budgets(options))
     progress = ProgressWriter(run_dir)
+    patcher.on_undo(progress.stop)
     recorder: Recorder | None = None
     followed: FollowedChildren | None = None
     exit_code = EXIT_FAILED
