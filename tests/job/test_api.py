@@ -6,12 +6,15 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 import quickdev
 import torch
+from quickdev.rundir.layout import PROGRESS_FILE
+from quickdev.threads import is_own_thread
 from torch.optim.optimizer import _global_optimizer_post_hooks
 from torch.utils.data import DataLoader
 
@@ -150,3 +153,28 @@ def test_in_process_run_leaves_signal_handlers_alone(tmp_path: Path) -> None:
     result = quickdev.run(lambda: None, runs_dir=tmp_path / "runs")
     assert result.status == "passed"
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_a_run_leaves_no_thread_of_its_own_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notebook calls quickdev.run again and again: each run's threads end with it."""
+    monkeypatch.chdir(tmp_path)
+    before = set(threading.enumerate())
+
+    def job() -> None:
+        model = torch.nn.Linear(1, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for batch in DataLoader(torch.arange(100.0), batch_size=10):
+            optimizer.zero_grad()
+            model(batch.unsqueeze(1)).pow(2).mean().backward()
+            optimizer.step()
+
+    for _ in range(2):
+        result = quickdev.run(job, batches=3, runs_dir=tmp_path / "runs")
+        assert result.status == "passed" and result.optimizer_steps == 3
+        # The progress was written, by the job's writer thread.
+        progress = json.loads((Path(result.run_dir) / PROGRESS_FILE).read_text())
+        assert progress == {"stage": "done", "batches": 3, "steps": 3}
+        left = [t for t in set(threading.enumerate()) - before if is_own_thread(t)]
+        assert left == [], left

@@ -14,10 +14,15 @@ from typing import Any
 import pytest
 import quickdev
 import torch
+from quickdev.events import EventHub
+from quickdev.forecast.devices import parse_devices
+from quickdev.limits.forecast_capture import StepCapture
+from quickdev.limits.recorder import Recorder
 from quickdev.rundir.result import JobResult
 from torch import nn
 from torch.nn import functional as F
 
+from tests.support.budgets import make_budget
 from tests.support.paths import EXAMPLES
 
 
@@ -220,3 +225,18 @@ def test_backward_with_a_gradient_of_the_outputs_size_replays(tmp_path: Path) ->
 
     forecast = _run(train, tmp_path).memory_forecast
     assert forecast is not None and forecast.loss.startswith("replayed")
+
+
+def test_a_step_whose_recipe_cannot_be_built_is_the_forecasts_error(tmp_path: Path) -> None:
+    """The recipe's parts (the inputs, the batch size, DDP's buckets) are built from what
+    was captured; a capture they cannot read must end as the forecast's error, not fail
+    the job's result. No public script gives such a capture today, so the test stands in
+    one: a step said captured whose forward was not recorded."""
+    recorder = Recorder(EventHub(), make_budget())
+    capture = StepCapture(recorder, "cpu", parse_devices("24"), lambda: None)
+    capture.model = nn.Linear(4, 4)
+    capture.state = "captured"
+    result = JobResult(id="run", status="passed", stop_reason="completed")
+    capture.on_result(result)
+    assert result.memory_forecast is not None
+    assert result.memory_forecast.error == "the step did not replay: StopIteration: "

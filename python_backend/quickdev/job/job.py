@@ -11,19 +11,28 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
 from quickdev.job.debug_pauses import paused_s
 from quickdev.job.failure import describe, user_traceback
+from quickdev.job.hard_stop import (
+    FINISH_LIMIT_S,
+    SERVER_GONE_STOP,
+    TIMEOUT_STOP,
+    Ending,
+    HardStop,
+    end_limits,
+    finish_too_long,
+    hard_stop,
+)
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
 from quickdev.job.recorded import copy_recorded, initial_limits
@@ -164,9 +173,12 @@ def _run_with_limits(
     hub = EventHub()
     budget = Budget(resolve_budgets(options))
     progress = ProgressWriter(run_dir)
+    patcher.on_undo(progress.stop)
     recorder: Recorder | None = None
     followed: FollowedChildren | None = None
     exit_code = EXIT_FAILED
+    ending = Ending()
+    cancel_hard_stop: Callable[[], None] = lambda: None  # noqa: E731
     try:
         if not in_process:
             write_process_record(run_dir)
@@ -175,19 +187,17 @@ def _run_with_limits(
         budget.start()
         signals.install_timeout_alarm(budget, patcher)
         if not in_process:
-            cancel_hard_stop = signals.start_hard_stop(
-                budget,
-                lambda: _hard_stop(
-                    options, run_dir, result, recorder, followed, TIMEOUT_STOP, started
-                ),
-            )
-            patcher.on_undo(cancel_hard_stop)
-            stop_watchdog = signals.start_server_watchdog(
-                lambda: _hard_stop(
-                    options, run_dir, result, recorder, followed, SERVER_GONE_STOP, started
+
+            def stop_hard(stop: HardStop) -> Callable[[], None]:
+                return lambda: ending.hard_stop(
+                    lambda: hard_stop(
+                        run_dir, result, recorder, followed, stop, started, options.print_json
+                    )
                 )
-            )
-            patcher.on_undo(stop_watchdog)
+
+            cancel_hard_stop = signals.start_hard_stop(budget, stop_hard(TIMEOUT_STOP))
+            patcher.on_undo(cancel_hard_stop)
+            patcher.on_undo(signals.start_server_watchdog(stop_hard(SERVER_GONE_STOP)))
         progress.write()
         imported_early = import_heavy_modules(options, target, in_process=in_process)
 
@@ -248,9 +258,21 @@ def _run_with_limits(
         signals.cancel_timeout_alarm()
         if not in_process:
             signals.ignore_further_kills()
+        # The deadline bounded the script; what follows is bounded as hard_stop.py says.
+        ending.script_ended()
+        cancel_hard_stop()
     if followed is not None:  # the processes the script started end before the restore
         followed.end(script_passed=result.status == "passed")
-    _end_limits(result, recorder)
+    end_limits(result, recorder)
+    if not in_process:  # the user's files are back: from here a stuck step may be cut
+        patcher.on_undo(
+            signals.start_backstop(
+                FINISH_LIMIT_S,
+                lambda: True,
+                lambda: finish_too_long(run_dir, result, started, options.print_json, exit_code),
+                "quickdev-finish-limit",
+            )
+        )
     copy_recorded(result, recorder)
     if followed is not None and followed.merge(result):
         exit_code = EXIT_FAILED
@@ -261,73 +283,6 @@ def _run_with_limits(
     hub.result(result)
     progress.set_stage("done")
     return exit_code
-
-
-@dataclass(frozen=True)
-class HardStop:
-    """How a job that did not unwind when asked is recorded as it is ended."""
-
-    status: Literal["stopped", "killed"]
-    reason: str
-    exit_code: int
-    message: str
-
-
-TIMEOUT_STOP = HardStop(
-    "stopped", "timeout", EXIT_PASSED, "stopped at the timeout; the script did not respond"
-)
-SERVER_GONE_STOP = HardStop(
-    "killed",
-    signals.SERVER_GONE,
-    128 + signal.SIGTERM,
-    "the language server that started this job is gone; the script did not respond",
-)
-
-
-def _hard_stop(
-    options: RunOptions,
-    run_dir: Path,
-    result: JobResult,
-    recorder: Recorder | None,
-    followed: FollowedChildren | None,
-    stop: HardStop,
-    started: float,
-) -> None:
-    """The script ignored the request to end (stuck in native code): record, report, end
-    the process."""
-    log.warning("the script did not stop (%s); ending the process", stop.reason)
-    result.status, result.stop_reason = stop.status, stop.reason
-    if followed is not None:
-        followed.end(script_passed=False)
-    _end_limits(result, recorder)
-    copy_recorded(result, recorder)
-    if followed is not None:
-        followed.merge(result)
-    result.duration_s = round(time.perf_counter() - started, 3)
-    result.peak_rss_mb = peak_rss_mb()
-    result.write(run_dir)
-    stderr = sys.__stderr__ or sys.stderr
-    stderr.write(f"quickdev: {stop.message}, so the process was ended (run dir: {run_dir})\n")
-    stderr.flush()
-    if options.print_json:
-        out = sys.__stdout__ or sys.stdout
-        out.write(json.dumps(result.to_dict(), default=str) + "\n")
-        out.flush()
-    os._exit(stop.exit_code)
-
-
-def _end_limits(result: JobResult, recorder: Recorder | None) -> None:
-    """Put the user's files back; a file that could not be is the result's error."""
-    if recorder is None:
-        return
-    recorder.end()
-    for note in recorder.notes:
-        log.warning("file journal: %s", note)
-        print(note, file=sys.stderr, flush=True)
-    if recorder.problems:
-        log.error("file journal: %s", "; ".join(recorder.problems))
-        if result.error is None:
-            result.error = ErrorInfo(type="JournalError", message=recorder.problems[0])
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:

@@ -4,7 +4,8 @@ Batches and steps can come many times a second, so writes are at most one per
 ``_MIN_INTERVAL_S``; counts are written by one thread of the job's own, at once or at the
 end of that interval (not at the next event, which may be a long step away), never on the
 user's thread (a debugger stepping into the user's call would stop in the writing). One
-thread for the whole job: a thread per write would leave its exit in a profile's trace.
+thread for the whole job: a thread per write would leave its exit in a profile's trace. It
+ends with the job (``stop``): an in-process ``quickdev.run`` leaves no thread behind.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class ProgressWriter(BaseObserver):
         self._written_at = 0.0
         self._lock = threading.Lock()
         self._pending = threading.Event()
+        self._stopped = threading.Event()
         self._writer: threading.Thread | None = None
 
     def on_job_start(self) -> None:
@@ -59,11 +61,19 @@ class ProgressWriter(BaseObserver):
         self._pending.set()
 
     def _write_later(self) -> None:
-        while True:
+        while not self._stopped.is_set():
             self._pending.wait()
-            time.sleep(max(0.0, _MIN_INTERVAL_S - (time.monotonic() - self._written_at)))
+            # The rest of the interval, cut short by the job's end.
+            self._stopped.wait(max(0.0, _MIN_INTERVAL_S - (time.monotonic() - self._written_at)))
             self._pending.clear()
             self.write()
+
+    def stop(self) -> None:
+        """The job ended: the writer thread writes what is pending and ends."""
+        self._stopped.set()
+        self._pending.set()
+        if self._writer is not None:
+            self._writer.join()
 
     def write(self) -> None:
         with self._lock:

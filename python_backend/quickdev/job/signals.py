@@ -74,17 +74,29 @@ def start_hard_stop(budget: Budget, on_expiry: Callable[[], None]) -> Callable[[
     raised: ``on_expiry`` runs on a timer thread. Returns the function that cancels it."""
     if budget.timeout_s is None:
         return lambda: None
-    delay_s = budget.timeout_s + HARD_STOP_GRACE_S
+    # Not after the wall clock was lifted since (a debugger attached).
+    return start_backstop(
+        budget.timeout_s + HARD_STOP_GRACE_S,
+        lambda: budget.timeout_s is not None,
+        on_expiry,
+        "quickdev-hard-stop",
+    )
+
+
+def start_backstop(
+    delay_s: float, still_wanted: Callable[[], bool], on_expiry: Callable[[], None], name: str
+) -> Callable[[], None]:
+    """``on_expiry`` on a thread of ours after ``delay_s``, unless cancelled first or no
+    longer ``still_wanted``. Returns the function that cancels it."""
     cancelled = threading.Event()
 
     # Not a threading.Timer: waiting inside a function of ours marks the thread as ours,
     # so the profiler's trace leaves it out (profiling/own_frames.py).
     def wait_then_stop() -> None:
-        # Not after the wall clock was lifted since (a debugger attached).
-        if not cancelled.wait(delay_s) and budget.timeout_s is not None:
+        if not cancelled.wait(delay_s) and still_wanted():
             on_expiry()
 
-    own_thread(wait_then_stop, "quickdev-hard-stop").start()
+    own_thread(wait_then_stop, name).start()
     return cancelled.set
 
 

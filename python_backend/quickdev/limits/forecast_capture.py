@@ -294,18 +294,18 @@ class StepCapture(BaseObserver):
                 error=f"no training step of the model ran{before}, and the forecast "
                 "replays the first one"
             )
-        recipe = StepRecipe(
-            model=replayed_module(self.model),
-            optimizer=self.optimizer,
-            events=self.events,
-            backwards=max(self.backwards, 1),
-            autocast_dtype=self.autocast_dtype,
-            batch_size=batch_size_of(self._inputs(), reads_seq_first(self.model)),
-            loss_note=self.loss_note,
-            reads=self.reads,
-            gradient_buckets=gradient_buckets(self.model),
-        )
-        try:
+        try:  # the recipe too: what it reads from the capture may not be there
+            recipe = StepRecipe(
+                model=replayed_module(self.model),
+                optimizer=self.optimizer,
+                events=self.events,
+                backwards=max(self.backwards, 1),
+                autocast_dtype=self.autocast_dtype,
+                batch_size=batch_size_of(self._inputs(), reads_seq_first(self.model)),
+                loss_note=self.loss_note,
+                reads=self.reads,
+                gradient_buckets=gradient_buckets(self.model),
+            )
             with self.recorder.pause(), self._as_trained():
                 forecast = make_forecast(recipe, self.device, self.devices, self._precision())
         except Exception as exc:  # a step that cannot replay must not fail the job
