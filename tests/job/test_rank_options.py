@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from quickdev.job.distributed.rank import options_from_json, options_to_json, rank_options
-from quickdev.options import ProfileOptions, RunOptions
+from quickdev.options import ProfileOptions, RunOptions, WarmStart
 from quickdev.rundir.retention import KEEP_ALL, Retention
 
 
@@ -19,6 +19,13 @@ def test_every_option_group_survives_the_trip_to_a_rank() -> None:
         nproc=2,
     )
     assert options_from_json(options_to_json(options)) == options
+
+
+def test_a_warm_start_stays_with_the_process_that_began_warm() -> None:
+    """A rank or a spawned worker is a fresh interpreter: it starts cold, whatever the
+    process that started it imported before its limits."""
+    options = RunOptions(script="train.py", warm=WarmStart(forked_from=123, preloaded=("torch",)))
+    assert options_from_json(options_to_json(options)).warm is None
 
 
 def test_a_rank_prunes_nothing_beside_it(tmp_path: Path) -> None:

@@ -124,3 +124,13 @@ def test_a_forked_child_restarts_counting_with_the_loaders_it_inherited() -> Non
     rec.train_step()
     assert (inherited.batches, rec.steps) == (1, 1)
     assert child_seen.steps == [1] and parent_seen.steps == [1]  # each told its own hub
+
+
+def test_a_forked_child_still_tells_the_shape_recording_of_phase_switches() -> None:
+    phases: list[str] = []
+    rec = Recorder(EventHub(), make_budget(), on_phase=phases.append)
+    rec.training_forward()
+    rec.restart(EventHub())
+    rec.eval_forward()
+    rec.training_forward()
+    assert phases == ["train", "eval", "train"]

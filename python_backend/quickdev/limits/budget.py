@@ -50,6 +50,18 @@ class Budget:
         # Set by leave_steps_to_trainer(): a trainer that stops at max_steps by itself.
         self._trainer_counts_steps = False
 
+    def budgets(self) -> Budgets:
+        """The budgets as they are now (a script's own epoch count may have set
+        ``train_passes``): what a process the job starts runs under."""
+        return Budgets(
+            max_steps=self.max_steps,
+            timeout_s=self.timeout_s,
+            train_passes=self.train_passes,
+            loop_steps=self.loop_steps,
+            eval_forwards=self.eval_forwards,
+            batches_bound_training=self.batches_bound_training,
+        )
+
     def start(self) -> None:
         if self.timeout_s is not None:
             self.deadline = time.monotonic() + self.timeout_s

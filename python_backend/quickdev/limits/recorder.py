@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from quickdev.events import EventHub
+from quickdev.events import EventHub, JobObserver
 from quickdev.limits.budget import TRAIN_PASSES, Budget, StopJob
 from quickdev.limits.journal.restore import Restored
 from quickdev.limits.loops import LoopEnder, LoopTables
@@ -28,8 +28,9 @@ from quickdev.rundir.result import (
 from quickdev.rundir.shapes import EVAL, SETUP, TRAIN
 
 
-class NonfiniteWatch(Protocol):
-    """What the limits tell the NaN hunt (limits/nonfinite/hunt.py)."""
+class NonfiniteWatch(JobObserver, Protocol):
+    """What the limits tell the NaN hunt (limits/nonfinite/hunt.py); it observes the job's
+    events too."""
 
     fetching: bool  # a DataLoader is fetching a batch
 
@@ -138,10 +139,16 @@ class Recorder:
     def restart(self, hub: EventHub) -> None:
         """In a child process forked from the job: count this process's work afresh, told
         to ``hub``. Loaders made before the fork stay known (the child may iterate them),
-        with their counts zeroed; the parent's numbers are the parent's."""
-        loaders, device = self.loaders, self.device
-        Recorder.__init__(self, hub, self.budget, self.loops)
+        with their counts zeroed; the parent's numbers are the parent's. What the limits
+        wired in stays: the device engine, who hears of phase switches, the NaN hunt
+        (which now hears this process's steps); what the hunt finds here is this
+        process's (``first_nonfinite`` starts empty)."""
+        loaders, device, on_phase, hunt = self.loaders, self.device, self._on_phase, self.nonfinite
+        Recorder.__init__(self, hub, self.budget, self.loops, on_phase)
         self.device = device
+        self.nonfinite = hunt
+        if hunt is not None:
+            hub.add(hunt)
         for stats in loaders:
             fresh = LoaderStats(origin=stats.origin)
             for name, value in vars(fresh).items():

@@ -56,19 +56,12 @@ class Setup:
     script: str
 
     def to_json(self, budget: Budget) -> str:
-        budgets = Budgets(
-            max_steps=budget.max_steps,
-            timeout_s=budget.timeout_s,
-            train_passes=budget.train_passes,
-            loop_steps=budget.loop_steps,
-            eval_forwards=budget.eval_forwards,
-        )
         return json.dumps(
             {
                 "run_dir": str(self.run_dir),
                 "options": options_to_json(self.options),
                 "script": self.script,
-                "budgets": dataclasses.asdict(budgets),
+                "budgets": dataclasses.asdict(budget.budgets()),
                 "deadline": budget.deadline,  # time.monotonic(): one clock for all processes
             }
         )

@@ -20,7 +20,8 @@ from quickdev.events import EventHub
 from quickdev.job import output_tee
 from quickdev.job.failure import describe
 from quickdev.job.recorded import copy_recorded, initial_limits
-from quickdev.limits.budget import TIMEOUT, Budget, StopJob
+from quickdev.limits.budget import NONFINITE, TIMEOUT, Budget, StopJob
+from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.recorder import Recorder
 from quickdev.options import RunOptions
 from quickdev.processes import peak_rss_mb
@@ -79,6 +80,11 @@ class ChildJob:
             result.status, result.stop_reason = "passed", "completed"
         except StopJob as stop:
             result.status, result.stop_reason = "stopped", stop.reason
+        except NonFiniteFound as found:
+            # As in the job: the hunt's answer is a failure at the line that made the value.
+            result.status, result.stop_reason = "failed", NONFINITE
+            result.error = found.error()
+            raise
         except SystemExit as exc:
             if exc.code in (None, 0):
                 result.status, result.stop_reason = "passed", "completed"

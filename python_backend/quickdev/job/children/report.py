@@ -1,11 +1,11 @@
 """The job's result, with the work of the processes the script started.
 
 Merged as a distributed job's ranks are: a line per process (``children``), and its
-error as the job's when it failed and the script did not. Unlike ranks (one program run
-N times, rank 0 speaking for all), the children divide the work among themselves (a
-hogwild trainer's processes, a pool's workers), so the job's steps, hand-made batches,
-losses, loaders and device remaps are the sum of its processes': the script's first,
-then each child's in the order they started.
+error (and the NaN hunt's finding) as the job's when it failed and the script did not.
+Unlike ranks (one program run N times, rank 0 speaking for all), the children divide the
+work among themselves (a hogwild trainer's processes, a pool's workers), so the job's
+steps, hand-made batches, losses, loaders and device remaps are the sum of its
+processes': the script's first, then each child's in the order they started.
 """
 
 from __future__ import annotations
@@ -13,10 +13,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from quickdev.job.distributed.merge import labelled_error
+from quickdev.limits.budget import NONFINITE
 from quickdev.limits.recorder import MAX_RECORDED_LOSSES
 from quickdev.rundir.jsonio import read_json_object
 from quickdev.rundir.layout import CHILD_FILE, CHILDREN_DIR
-from quickdev.rundir.result import ChildProcess, DeviceRemaps, JobResult, read_result
+from quickdev.rundir.result import (
+    ChildProcess,
+    DeviceRemaps,
+    JobResult,
+    NonfiniteOrigin,
+    read_result,
+)
 
 
 def merge_children(result: JobResult, run_dir: Path) -> bool:
@@ -33,6 +40,7 @@ def merge_children(result: JobResult, run_dir: Path) -> bool:
             child.status, child.stop_reason = "killed", "ended"
         found.append((child.started, str(info.get("name", "")), child_dir.name, child))
     failed: ChildProcess | None = None
+    nonfinite: NonfiniteOrigin | None = None
     for _, name, pid, child in sorted(found, key=lambda item: (item[0], int(item[2]))):
         line = ChildProcess(
             pid=int(pid),
@@ -52,11 +60,13 @@ def merge_children(result: JobResult, run_dir: Path) -> bool:
         room = max(MAX_RECORDED_LOSSES - len(result.losses), 0)
         result.losses = [*result.losses, *child.losses[:room]]
         if failed is None and child.status == "failed":
-            failed = line
+            failed, nonfinite = line, child.first_nonfinite
     if failed is None or result.status not in ("passed", "stopped"):
         return False
     result.status, result.stop_reason = "failed", "error"
     result.error = labelled_error(f"process {failed.name} (pid {failed.pid})", failed.error)
+    if nonfinite is not None:  # the NaN hunt's finding, as a rank's explains a distributed job
+        result.stop_reason, result.first_nonfinite = NONFINITE, nonfinite
     return True
 
 

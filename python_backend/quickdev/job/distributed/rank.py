@@ -21,7 +21,10 @@ RUN_DIR_ENV = "QUICKDEV_PARENT_RUN_DIR"
 
 
 def options_to_json(options: RunOptions) -> str:
-    data = dataclasses.asdict(options)
+    """The options another process starts its part of the job from (a rank, a spawned
+    worker). A warm start is how this process began, never how that one does: it is a
+    fresh interpreter, with nothing imported before its limits."""
+    data = dataclasses.asdict(dataclasses.replace(options, warm=None))
     data["runs_dir"] = str(options.runs_dir)
     return json.dumps(data)
 
