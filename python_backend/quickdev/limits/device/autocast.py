@@ -27,8 +27,8 @@ import torch
 
 from quickdev.cachedir import quickdev_cache_dir
 from quickdev.limits.device.engine import DeviceEngine
+from quickdev.limits.own_work import own_work
 from quickdev.limits.patching import Patcher
-from quickdev.limits.profiler_marks import own_work
 from quickdev.rundir.jsonio import read_json_object, write_json
 
 log = logging.getLogger(__name__)
@@ -218,7 +218,7 @@ def install(
             asked_of[self] = asked if enabled and asked in HALF else None
             choice = choices.get(asked)
             if choice is None:
-                with own_work():  # a first measurement is not the script's, in a profile
+                with own_work():  # not the script's: timed out of its modes, not in its profile
                     choice = choices[asked] = choose(asked, speeds)
                 engine.autocast.append(_report(choice))
                 log.info("autocast cuda %s: %s (%s)", _name(asked), choice.ran_name, choice.why)
