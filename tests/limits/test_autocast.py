@@ -14,8 +14,7 @@ from quickdev.limits.device import autocast
 from quickdev.limits.device.engine import DeviceEngine
 from quickdev.limits.patching import Patcher
 
-SLOW_HALF = {"float32": 1.0, "bfloat16": 0.17, "float16": 0.05}  # a CPU without bf16
-FAST_BF16 = {"float32": 1.0, "bfloat16": 1.8, "float16": 0.05}  # AVX512-BF16, AMX
+from tests.support.autocast import FAST_BF16, SLOW_HALF
 
 
 def test_the_choice_follows_the_measured_speeds_and_keeps_an_asked_float32() -> None:
@@ -63,6 +62,34 @@ def test_a_cuda_region_computes_in_the_chosen_dtype(
     assert engine.report().remaps == {f"autocast cuda {name} -> cpu {ran}": 2}
     (reported,) = engine.report().autocast
     assert (reported["asked"], reported["ran"]) == (f"cuda {name}", ran)
+
+
+def test_the_engine_knows_the_open_cuda_region_as_the_script_asked_it() -> None:
+    """What a GPU computes in (the memory forecast replays it), even where this CPU
+    computes the region in float32 with autocast off."""
+    patcher = Patcher()
+    engine = DeviceEngine("cpu", "cpu")
+    autocast.install(patcher, engine, lambda: SLOW_HALF)
+    try:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            assert not torch.is_autocast_enabled("cpu")
+            assert engine.cuda_autocast() == torch.bfloat16
+            with torch.autocast("cuda", enabled=False):
+                assert engine.cuda_autocast() is None
+            with torch.autocast("cuda", dtype=torch.float32):  # nanoGPT's --dtype=float32
+                assert engine.cuda_autocast() is None
+            assert engine.cuda_autocast() == torch.bfloat16
+            with torch.autocast("cpu", dtype=torch.bfloat16):  # the script's own CPU region
+                assert engine.cuda_autocast() == torch.bfloat16
+        assert engine.cuda_autocast() is None
+
+        @torch.autocast("cuda")  # as a decorator: float16, CUDA autocast's default
+        def region() -> torch.dtype | None:
+            return engine.cuda_autocast()
+
+        assert region() == torch.float16 and engine.cuda_autocast() is None
+    finally:
+        patcher.undo_all()
 
 
 def test_speeds_are_measured_once_per_machine_and_cached(

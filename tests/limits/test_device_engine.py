@@ -43,6 +43,8 @@ def test_install_then_undo_leaves_torch_as_it_was() -> None:
         "init": dist.init_process_group,
         "ddp": DistributedDataParallel.__init__,
         "autocast": torch.amp.autocast_mode.autocast.__init__,
+        "autocast enter": torch.amp.autocast_mode.autocast.__enter__,
+        "autocast exit": torch.amp.autocast_mode.autocast.__exit__,
     }
     modes = len(_get_current_function_mode_stack())
     patcher = Patcher()
@@ -68,6 +70,8 @@ def test_install_then_undo_leaves_torch_as_it_was() -> None:
         "init": dist.init_process_group,
         "ddp": DistributedDataParallel.__init__,
         "autocast": torch.amp.autocast_mode.autocast.__init__,
+        "autocast enter": torch.amp.autocast_mode.autocast.__enter__,
+        "autocast exit": torch.amp.autocast_mode.autocast.__exit__,
     }
     assert after == before
     assert len(_get_current_function_mode_stack()) == modes

@@ -18,10 +18,12 @@ from quickdev.events import EventHub
 from quickdev.forecast.devices import parse_devices
 from quickdev.limits.forecast_capture import StepCapture
 from quickdev.limits.recorder import Recorder
+from quickdev.rundir.memory import MemoryForecast
 from quickdev.rundir.result import JobResult
 from torch import nn
 from torch.nn import functional as F
 
+from tests.support.autocast import FAST_BF16, SLOW_HALF, pin_cpu_autocast
 from tests.support.budgets import make_budget
 from tests.support.paths import EXAMPLES
 
@@ -37,14 +39,15 @@ def _mlp() -> nn.Module:
     return nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU()).cuda()
 
 
-def test_a_loss_scaled_for_mixed_precision_is_replayed(tmp_path: Path) -> None:
+def _scaled_loss_training(autocast: bool, batch: int = 32) -> Callable[[], None]:
     def train() -> None:
         model = _mlp()
         optimizer = torch.optim.AdamW(model.parameters())
         scaler = torch.amp.GradScaler("cuda")
         for _ in range(2):
-            x, y = torch.randn(32, 256, device="cuda"), torch.randint(0, 256, (32,), device="cuda")
-            with torch.autocast("cuda", dtype=torch.float16):
+            x = torch.randn(batch, 256, device="cuda")
+            y = torch.randint(0, 256, (batch,), device="cuda")
+            with torch.autocast("cuda", dtype=torch.float16, enabled=autocast):
                 loss = F.cross_entropy(model(x), y)
             print(f"loss {loss.item():.3f}")  # a value read between forward and backward
             scaler.scale(loss).backward()
@@ -52,11 +55,29 @@ def test_a_loss_scaled_for_mixed_precision_is_replayed(tmp_path: Path) -> None:
             scaler.update()
             optimizer.zero_grad()
 
-    forecast = _run(train, tmp_path).memory_forecast
+    return train
+
+
+@pytest.mark.parametrize("cpu_speeds", [FAST_BF16, SLOW_HALF], ids=["bf16-fast", "half-slow"])
+def test_a_loss_scaled_for_mixed_precision_is_replayed_in_the_asked_dtype(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu_speeds: dict[str, float]
+) -> None:
+    """Whatever this CPU computes the script's CUDA region in (bfloat16, or float32 where
+    half precision is slow here), the forecast is of the GPU run: float16 activations."""
+    pin_cpu_autocast(monkeypatch, tmp_path / "cache", cpu_speeds)
+    # A batch whose activations outweigh autocast's 16-bit copies of the weights.
+    forecast = _run(_scaled_loss_training(True, batch=1024), tmp_path).memory_forecast
     assert forecast is not None
     assert forecast.loss.startswith("replayed")
-    # The script asked for float16: the forecast names it, whatever this CPU ran it in.
     assert forecast.precision == "float32 weights, autocast float16"
+    # The same step with its region off keeps its activations in float32: more of them.
+    full = _run(_scaled_loss_training(False, batch=1024), tmp_path).memory_forecast
+    assert full is not None and full.precision == "float32 weights"
+    assert _activations(forecast) < _activations(full)
+
+
+def _activations(forecast: MemoryForecast) -> int:
+    return sum(module.activations for module in forecast.modules)
 
 
 def _accumulating(micro_steps: int) -> Callable[[], None]:

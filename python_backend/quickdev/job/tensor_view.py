@@ -20,9 +20,11 @@ log = logging.getLogger(__name__)
 def describe(tensor: Any) -> str:
     # torch is imported by then (a tensor exists); imported here so pydevd's import of this
     # module stays light.
+    from quickdev.limits.own_work import own_work
     from quickdev.limits.shapes.facts import facts_of
 
-    return tensor_text(facts_of(tensor, stats=False))
+    with own_work():  # not seen by the script's modes (the NaN hunt's) as the script's calls
+        return tensor_text(facts_of(tensor, stats=False))
 
 
 def _is_tensor_type(type_object: type) -> bool:

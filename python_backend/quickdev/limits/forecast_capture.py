@@ -69,7 +69,7 @@ def install(
 ) -> StepCapture:
     """Watch for the first training step; the job's observers hand it the result."""
     choice = parse_devices(options.memory_forecast or AUTO)
-    capture = StepCapture(recorder, actual, choice, lambda: engine.autocast_asked)
+    capture = StepCapture(recorder, actual, choice, engine.cuda_autocast)
     capture.install(patcher)
     hub.add(capture)
     return capture
@@ -84,12 +84,14 @@ class StepCapture(BaseObserver):
         recorder: Recorder,
         device: str,
         devices: DeviceChoice,
-        autocast_asked: Callable[[], str | None],
+        cuda_autocast: Callable[[], torch.dtype | None],
     ) -> None:
         self.recorder = recorder
         self.device = torch.device(device)
         self.devices = devices
-        self.autocast_asked = autocast_asked
+        # The script's CUDA autocast region where the CPU stands in for CUDA (the device
+        # engine), which this CPU may compute in another dtype or in float32.
+        self.cuda_autocast = cuda_autocast
         self.state = "waiting"
         self.model: nn.Module | None = None
         self.optimizer: Optimizer | None = None
@@ -173,8 +175,7 @@ class StepCapture(BaseObserver):
         self._names = {id(t): n for n, t in replayed_module(module).named_parameters()}
         self._names |= {id(t): n for n, t in replayed_module(module).named_buffers()}
         self.training = {m: m.training for m in module.modules()}
-        if self._autocast_on():
-            self.autocast_dtype = torch.get_autocast_dtype(self.device.type)
+        self._autocast_on()
         self._mode = _StepRecorder(self)
         self._mode.__enter__()  # type: ignore[no-untyped-call]
 
@@ -185,7 +186,14 @@ class StepCapture(BaseObserver):
         return bool(self.backwards) or any(isinstance(e, Backward) for e in self.events)
 
     def _autocast_on(self) -> bool:
-        return torch.is_autocast_enabled(self.device.type)
+        """Whether the step's code runs in an autocast region now; the first one's dtype is
+        the one the replay uses."""
+        dtype = self.cuda_autocast()
+        if dtype is None and torch.is_autocast_enabled(self.device.type):
+            dtype = torch.get_autocast_dtype(self.device.type)
+        if dtype is not None and self.autocast_dtype is None:
+            self.autocast_dtype = dtype
+        return dtype is not None
 
     def _optimizer_step(self, optimizer: Optimizer) -> None:
         if self.state != "recording" or self.model is None:
@@ -339,8 +347,7 @@ class StepCapture(BaseObserver):
         weights = max(set(dtypes), key=dtypes.count) if dtypes else torch.float32
         label = f"{str(weights).removeprefix('torch.')} weights"
         if self.autocast_dtype is not None:
-            asked = self.autocast_asked() or str(self.autocast_dtype).removeprefix("torch.")
-            label += f", autocast {asked}"
+            label += f", autocast {str(self.autocast_dtype).removeprefix('torch.')}"
         return label
 
 

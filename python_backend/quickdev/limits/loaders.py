@@ -15,8 +15,9 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader
 
+from quickdev.limits.own_work import own_work
 from quickdev.limits.patching import Patcher
-from quickdev.limits.profiler_marks import mark_call_site, own_work
+from quickdev.limits.profiler_marks import mark_call_site
 from quickdev.limits.recorder import PassStart, Recorder
 from quickdev.limits.user_code import caller_origin
 from quickdev.rundir.result import LoaderStats
@@ -102,7 +103,7 @@ def _limited(
             wait_s = time.perf_counter() - started
             count += 1
             if count <= checked:
-                with own_work():  # not the user's ops, in a profile
+                with own_work():  # not the user's ops: no mode sees them, no profile counts them
                     if not stats.batch_signature:
                         stats.batch_signature = batch_signature(batch)
                     if not stats.nonfinite and hunt is None and has_nonfinite(batch):

@@ -1,9 +1,9 @@
 """Marks the job leaves in a torch.profiler trace, read back when the trace is saved
 (profiling/call_sites.py): its own torch work, and the line of the user's code that ran.
 
-- ``own_work()``: torch work the job does for itself inside the user's step (the
-  non-finite check of a batch, reading a loss): marked so it is taken out of the trace,
-  not counted against the user's line that happened to be running.
+- ``own_work_mark()``: torch work the job does for itself inside the user's step (the
+  non-finite check of a batch, reading a loss; ``limits/own_work.py``): marked so it is
+  taken out of the trace, not counted against the user's line that happened to be running.
 - ``mark_call_site()``: the profiler names a Python frame by the line it was at when
   recording started (or by its ``def`` line), so the ops of ``loss.backward()`` showed
   under whatever line the step was at then. Where the job sees a user's call go by
@@ -35,7 +35,7 @@ def recording() -> bool:
 
 
 @contextlib.contextmanager
-def own_work() -> Iterator[None]:
+def own_work_mark() -> Iterator[None]:
     if not recording():
         yield
         return

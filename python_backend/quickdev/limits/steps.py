@@ -23,8 +23,9 @@ from torch.overrides import has_torch_function_unary
 from torch.utils.hooks import RemovableHandle
 
 from quickdev.limits import closure_steps
+from quickdev.limits.own_work import own_work
 from quickdev.limits.patching import Patcher
-from quickdev.limits.profiler_marks import mark_call_site, own_work
+from quickdev.limits.profiler_marks import mark_call_site
 from quickdev.limits.recorder import Recorder
 
 
@@ -246,7 +247,8 @@ def _record_losses(patcher: Patcher, recorder: Recorder) -> None:
         # (`scaler.scale(loss).backward()`); the loss a user reads is the unscaled one.
         scaled = original_scale(scaler, outputs, *args, **kwargs)
         if isinstance(scaled, torch.Tensor) and scaled is not outputs:
-            setattr(scaled, _UNSCALED, outputs.detach())
+            with own_work():
+                setattr(scaled, _UNSCALED, outputs.detach())
         return scaled
 
     backward.__doc__ = original_backward.__doc__

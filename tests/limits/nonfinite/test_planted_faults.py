@@ -8,6 +8,7 @@ recorded independently (the losses it saw, the optimizer steps it counted).
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,30 @@ def test_log_of_zero_in_a_custom_loss(tmp_path: Path) -> None:
     losses = run.result["losses"]  # type: ignore[index]
     assert len(losses) == origin["step"] == origin["reached_step"] > 5
     assert all(math.isfinite(v) for v in losses[:-1]) and not math.isfinite(losses[-1])
+
+
+def test_the_shape_hints_looks_leave_the_origin_to_the_op_that_made_it(tmp_path: Path) -> None:
+    """Shapes are recorded (the default): the look at ``log_probs`` reads its finite values,
+    which the hunt must not take for a call that made the -inf finite again (by design)."""
+    script = "raw_pixels_loss.py"
+    run = hunt(script, tmp_path)
+    origin = found(run, script)
+    log_line = line_of(script, "log_probs = torch.log(probs)")
+    assert (origin["op"], origin["line"]) == ("torch.log", log_line), origin["message"]
+    assert "by design" not in origin["message"]
+    assert (origin["phase"], origin["cause"], origin["step"]) == ("forward", "produced", 1)
+    assert origin["output"]["neginf"] > 0
+    # The look under test ran: the record holds log_probs's -inf, counted.
+    shapes = json.loads((Path(run.result["run_dir"]) / "shapes.json").read_text())  # type: ignore[index]
+    (facts,) = [
+        seen["value"]
+        for file in shapes["files"]
+        for binding in file["bindings"]
+        if binding["line"] == log_line
+        for name in binding["names"]
+        for seen in name["seen"]
+    ]
+    assert facts["inf"] > 0
 
 
 def test_a_normalisation_dividing_by_a_zero_std(tmp_path: Path) -> None:

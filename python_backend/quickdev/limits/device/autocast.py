@@ -17,6 +17,7 @@ import json
 import logging
 import platform
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +28,8 @@ import torch
 from quickdev.cachedir import quickdev_cache_dir
 from quickdev.dtypes import HALF
 from quickdev.limits.device.engine import DeviceEngine
+from quickdev.limits.own_work import own_work
 from quickdev.limits.patching import Patcher
-from quickdev.limits.profiler_marks import own_work
 from quickdev.rundir.jsonio import read_json_object, write_json
 
 log = logging.getLogger(__name__)
@@ -199,7 +200,11 @@ def install(
     ``choose`` picks, or autocast off."""
     autocast = torch.amp.autocast_mode.autocast
     original_init = autocast.__init__
+    original_enter: Callable[[Any], Any] = autocast.__enter__
+    original_exit: Callable[..., Any] = autocast.__exit__
     choices: dict[torch.dtype, Choice] = {}
+    # The CUDA regions made: what each asked to compute in (None: off, or float32).
+    asked_of: weakref.WeakKeyDictionary[Any, torch.dtype | None] = weakref.WeakKeyDictionary()
 
     def init(
         self: Any,
@@ -210,11 +215,10 @@ def install(
     ) -> None:
         if device_type == "cuda":
             asked = dtype or torch.float16  # CUDA autocast's default
-            if enabled:  # the memory forecast names the script's own precision
-                engine.autocast_asked = _name(asked)
+            asked_of[self] = asked if enabled and asked in HALF else None
             choice = choices.get(asked)
             if choice is None:
-                with own_work():  # a first measurement is not the script's, in a profile
+                with own_work():  # not the script's: timed out of its modes, not in its profile
                     choice = choices[asked] = choose(asked, speeds)
                 engine.autocast.append(_report(choice))
                 log.info("autocast cuda %s: %s (%s)", _name(asked), choice.ran_name, choice.why)
@@ -224,7 +228,24 @@ def install(
             enabled = enabled and choice.ran is not None
         original_init(self, device_type, dtype, enabled, cache_enabled)
 
+    # Entered and left as the script's region is, so the engine knows, whatever ran here, what
+    # the region computes in on a GPU (the memory forecast replays that).
+    def enter(self: Any) -> Any:
+        entered = original_enter(self)
+        if self in asked_of:
+            engine.enter_cuda_autocast(asked_of[self])
+        return entered
+
+    def leave(self: Any, *exc: Any) -> Any:
+        try:
+            return original_exit(self, *exc)
+        finally:
+            if self in asked_of:
+                engine.exit_cuda_autocast()
+
     patcher.set(autocast, "__init__", init)
+    patcher.set(autocast, "__enter__", enter)
+    patcher.set(autocast, "__exit__", leave)
 
 
 def _report(choice: Choice) -> dict[str, str]:

@@ -7,6 +7,7 @@ count what they changed, so ``result.json`` can say what was remapped.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from functools import lru_cache
 from typing import Any
@@ -75,10 +76,9 @@ class DeviceEngine:
         self._pinned = requested.startswith("cuda")
         self._cuda_count = cuda_count
         self.remaps: Counter[str] = Counter()
-        # The dtype a script's CUDA autocast asked for ("float16"), whatever the CPU ran it
-        # in (autocast.py measures which: bfloat16, float16, or float32 with autocast off):
-        # the memory forecast names the script's own precision.
-        self.autocast_asked: str | None = None
+        # The CUDA autocast regions open on each thread, innermost last (autocast.py), as
+        # the script asked them, whatever the CPU computes them in.
+        self._cuda_regions = threading.local()
         # Availability queries the script asked, answered as one CUDA device would.
         self.answered: Counter[str] = Counter()
         # What each CUDA autocast dtype ran as on the CPU (autocast.py), for the result.
@@ -92,6 +92,29 @@ class DeviceEngine:
             answered=dict(self.answered),
             autocast=list(self.autocast),
         )
+
+    def enter_cuda_autocast(self, lowers_to: torch.dtype | None) -> None:
+        """A CUDA autocast region opens; ``lowers_to``: the 16-bit dtype the script asked
+        it to compute in, None for a region off (``enabled=False``) or in float32."""
+        self._regions().append(lowers_to)
+
+    def exit_cuda_autocast(self) -> None:
+        regions = self._regions()
+        if regions:
+            regions.pop()
+
+    def cuda_autocast(self) -> torch.dtype | None:
+        """The dtype the innermost open CUDA autocast region of this thread asked for: what
+        the script computes in on a GPU (the memory forecast replays that), though this CPU
+        may compute it in another, or in float32 with autocast off."""
+        regions = self._regions()
+        return regions[-1] if regions else None
+
+    def _regions(self) -> list[torch.dtype | None]:
+        regions: list[torch.dtype | None] | None = getattr(self._cuda_regions, "stack", None)
+        if regions is None:
+            regions = self._cuda_regions.stack = []
+        return regions
 
     def count(self, idiom: str) -> None:
         self.remaps[idiom] += 1

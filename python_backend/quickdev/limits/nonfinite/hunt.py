@@ -38,6 +38,7 @@ from quickdev.limits.nonfinite.values import (
     stats,
     tensors_in,
 )
+from quickdev.limits.own_work import own_work
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 from quickdev.rundir.result import LoaderStats
@@ -96,7 +97,7 @@ class Hunt(BaseObserver):
         """The hunt's own torch calls from hooks: not seen by its mode (nor by any)."""
         self.busy = True
         try:
-            with torch._C.DisableTorchFunction():
+            with own_work():
                 yield
         finally:
             self.busy = False

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from quickdev.limits.own_work import own_work
 from quickdev.limits.shapes.facts import signature, value_of
 from quickdev.limits.shapes.transform import ITER, LOOP, SEE, SlotRow
 from quickdev.rundir.shapes import EVAL, SETUP, Binding, FileRecord, NameRecord, Seen, ShapesRecord
@@ -137,15 +138,8 @@ class RecordedFiles:
         self._busy = True
         started, cpu_started = time.perf_counter(), time.thread_time()
         try:
-            record = file.slots[slot]
-            # Code under no_grad is evaluation, whichever forward came last (a test loop's
-            # own lines run before its first forward).
-            phase = self.phase if torch.is_grad_enabled() else EVAL
-            new = False
-            for name, value in zip(record.names, values, strict=False):
-                if value is not _MISSING and name.observe(value, phase):
-                    new = True
-            file.guards[slot] = PASSES if new else max(file.guards[slot] - 1, 0)
+            with own_work():  # the script's modes (the NaN hunt's) must not see the look
+                self._look(file, slot, values)
         except Exception as exc:
             file.guards[slot] = 0
             if not self._failed:
@@ -158,6 +152,17 @@ class RecordedFiles:
             self.cost.looks += 1
             self.cost.seconds += time.perf_counter() - started
             self.cost.cpu_seconds += time.thread_time() - cpu_started
+
+    def _look(self, file: _File, slot: int, values: tuple[Any, ...]) -> None:
+        record = file.slots[slot]
+        # Code under no_grad is evaluation, whichever forward came last (a test loop's
+        # own lines run before its first forward).
+        phase = self.phase if torch.is_grad_enabled() else EVAL
+        new = False
+        for name, value in zip(record.names, values, strict=False):
+            if value is not _MISSING and name.observe(value, phase):
+                new = True
+        file.guards[slot] = PASSES if new else max(file.guards[slot] - 1, 0)
 
     def loop(self, guard: str, slot: int, iterator: Iterator[Any]) -> Iterator[Any]:
         """The loop's items, the first one looked at as the loop takes it."""
@@ -175,7 +180,8 @@ class RecordedFiles:
             record = file.slots[slot]
             bound: dict[str, Any] = {}
             try:
-                _unpack(record.pattern, item, bound)
+                with own_work():
+                    _unpack(record.pattern, item, bound)
             except Exception:
                 bound = {}
             self.see(guard, slot, tuple(bound.get(n.name, _MISSING) for n in record.names))
