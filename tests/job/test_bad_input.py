@@ -107,7 +107,7 @@ def test_hang_ends_at_timeout(run_quickdev: Any, tmp_path: Path) -> None:
     started = time.monotonic()
     run = run_quickdev("--timeout", "2", str(script), cwd=tmp_path)
     assert time.monotonic() - started < 60
-    assert run.returncode == 0
+    assert run.returncode == 0, (run.result or {}).get("error") or run.stderr
     assert run.result["status"] == "stopped"
     assert run.result["stop_reason"] == "timeout"
 

@@ -32,6 +32,8 @@ def killed_job(folder: Path) -> Path:
         (folder / "model.pt").write_bytes(b"half a checkpoint")
     finally:
         patcher.undo_all()  # the hook goes quiet; the journal is never finished
+        if session.watcher is not None:
+            session.watcher.stop()  # its thread dies with the process, before the log closes
         session.log.close()  # the kernel drops the lock, as when the process dies
         os.chdir(cwd)
     return run_dir
