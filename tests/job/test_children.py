@@ -4,7 +4,8 @@ outlives a SIGKILL of the command.
 
 The scripts under children_scripts/ are small faithful copies of public code: a hogwild
 trainer (pytorch/examples mnist_hogwild), an ``mp.spawn`` DDP trainer (the DDP
-tutorial's multigpu.py) and a ``Pool.map`` preprocessing step before training.
+tutorial's multigpu.py, its training in a class or in the worker function) and a
+``Pool.map`` preprocessing step before training.
 """
 
 from __future__ import annotations
@@ -78,9 +79,10 @@ def test_mp_spawn_ranks_run_under_the_device_stand_in(run_quickdev: Any, project
     children = _children(result)
     assert sorted(c["name"] for c in children.values()) == ["SpawnProcess-1", "SpawnProcess-2"]
     for child in children.values():
-        # Each rank trains one epoch; its second ends it (train_passes), in step with
-        # the other rank, so neither waits for the other at a collective.
-        assert (child["status"], child["stop_reason"]) == ("stopped", "train_passes"), child
+        # Each rank trains one epoch; its second ends the epoch loop (train_passes), in
+        # step with the other rank, so neither waits for the other at a collective, and
+        # the rank goes on to leave its process group.
+        assert (child["status"], child["stop_reason"]) == ("passed", "completed"), child
         assert child["optimizer_steps"] == 2
     assert "all ranks done" in run.stdout
     log = (run.run_dir / "output.log").read_text()
@@ -89,6 +91,41 @@ def test_mp_spawn_ranks_run_under_the_device_stand_in(run_quickdev: Any, project
     remaps = result["device"]["remaps"]
     assert remaps["init_process_group nccl -> gloo"] == 2
     assert remaps["DistributedDataParallel device_ids"] == 2
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_a_spawned_workers_epoch_loop_ends_and_the_code_after_it_runs(
+    run_quickdev: Any, project: Path, method: str
+) -> None:
+    """The worker function is defined in the script, which a spawned process re-runs as
+    ``__mp_main__``: its loops get their exits as the job's own do, so the train_passes
+    budget ends the epoch loop (a new loader each epoch: no pass of a loader is the second)
+    and the rank goes on to save its model."""
+    args = ("spawn_epochs.py", "--", "5", "--start-method", method)
+    run = _run(run_quickdev, project, *args)
+    result = run.result
+    children = _children(result)
+    assert len(children) == 2, children
+    lines = (SCRIPTS / "spawn_epochs.py").read_text().splitlines()
+    epoch_loop = next(n for n, line in enumerate(lines, 1) if "for epoch in" in line)
+    log = (run.run_dir / "output.log").read_text()
+    for child in children.values():
+        # One epoch of 2 batches, not 5; the rank ran to its end.
+        assert (child["status"], child["optimizer_steps"], child["batches"]) == (
+            "passed",
+            2,
+            2,
+        ), child
+        own = json.loads((run.run_dir / child["run_dir"] / "result.json").read_text())
+        ended = [(loop["line"], loop["role"], loop["budget"]) for loop in own["loops_ended"]]
+        assert ended == [(epoch_loop, "epoch", "train_passes")], own["loops_ended"]
+    for rank in (0, 1):
+        assert f"[rank{rank}] saved after 1 epoch(s)" in log, log
+        assert f"[rank{rank}] epoch 1 done" not in log, log
+    # The script's main block ran in the job only, not again in its ranks.
+    assert log.count("launching the ranks") == 1, log
+    assert "all ranks done" in run.stdout
+    assert result["status"] == "passed" and result["optimizer_steps"] == 4
 
 
 def test_pool_workers_preprocess_then_the_parent_trains(run_quickdev: Any, project: Path) -> None:

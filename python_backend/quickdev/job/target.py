@@ -84,7 +84,7 @@ class ScriptTarget(Target):
         if code is None:
             runpy.run_path(filename, run_name="__main__")
         else:
-            _run_as_main(code, filename)
+            run_as_module(code, filename, "__main__")
 
 
 class ModuleTarget(Target):
@@ -140,27 +140,41 @@ class CallableTarget(Target):
         self.fn()  # compiled already: runs as written
 
 
-def _run_as_main(code: types.CodeType, filename: str) -> None:
-    """``code`` as ``runpy.run_path(filename, run_name="__main__")`` runs a script's: a
-    fresh ``__main__`` module in ``sys.modules`` while it runs, ``sys.argv[0]`` the path."""
-    module = types.ModuleType("__main__")
+def run_as_module(
+    code: types.CodeType,
+    filename: str,
+    run_name: str,
+    init_globals: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``code`` as ``runpy.run_path(filename, init_globals, run_name)`` runs a script's
+    (``__main__`` for the job, ``__mp_main__`` where multiprocessing re-runs it in a
+    spawned process): a fresh module under ``run_name`` in ``sys.modules`` while it runs,
+    ``sys.argv[0]`` the path; returns a copy of its globals, as runpy does."""
+    module = types.ModuleType(run_name)
+    if init_globals is not None:
+        module.__dict__.update(init_globals)
     module.__dict__.update(
+        __name__=run_name,
         __file__=filename,
         __cached__=None,
+        __doc__=None,
         __loader__=None,
         __package__="",
         __spec__=None,
         __builtins__=builtins,
     )
-    saved_main = sys.modules.get("__main__")
+    saved_module = sys.modules.get(run_name)
     saved_argv0 = sys.argv[0] if sys.argv else None
-    sys.modules["__main__"] = module
+    sys.modules[run_name] = module
     if sys.argv:
         sys.argv[0] = filename
     try:
         exec(code, module.__dict__)
     finally:
-        if saved_main is not None:
-            sys.modules["__main__"] = saved_main
+        if saved_module is not None:
+            sys.modules[run_name] = saved_module
+        else:
+            sys.modules.pop(run_name, None)
         if sys.argv and saved_argv0 is not None:
             sys.argv[0] = saved_argv0
+    return module.__dict__.copy()

@@ -3,8 +3,9 @@ life and, in a multiprocessing worker, put the job's limits in place.
 
 A spawn worker (``python -c "from multiprocessing.spawn import spawn_main; …"``) or a
 forkserver (whose forks become the workers) is a fresh interpreter: the limits are
-installed here, before it imports the script's main module, from the job's options; its
-``_bootstrap`` then runs as in a fork child. Other Python children (``python prep.py``)
+installed here, before it imports the script's main module, from the job's options, and
+that module is compiled as the job compiled it (``main_script``); its ``_bootstrap``
+then runs as in a fork child. Other Python children (``python prep.py``)
 only get the parent-death signal. The resource tracker gets nothing: it cleans up
 shared memory after the job ends, so it must outlive it.
 
@@ -50,6 +51,7 @@ def _install_limits(setup_text: str) -> None:
     from quickdev.events import EventHub
     from quickdev.job import output_tee
     from quickdev.job.children import Setup, follow
+    from quickdev.job.children.main_script import rewrite_main_script
     from quickdev.limits.install import install_limits
     from quickdev.limits.patching import Patcher
 
@@ -57,7 +59,11 @@ def _install_limits(setup_text: str) -> None:
     # Undone with the process.
     patcher = Patcher()
     output_tee.install(patcher, setup.run_dir, child=True)
-    recorder = install_limits(
+    installed = install_limits(
         setup.options, setup.run_dir, EventHub(), budget, patcher, in_child=True
-    ).recorder
-    follow(patcher, setup, recorder, budget, job_process=False)
+    )
+    if installed.rewriter is not None:
+        # The script re-run here as __mp_main__ holds the worker's function: its loops
+        # get their exits as in the job.
+        rewrite_main_script(patcher, installed.rewriter, setup.script)
+    follow(patcher, setup, installed.recorder, budget, job_process=False)
