@@ -107,6 +107,13 @@ def test_speeds_are_measured_once_per_machine_and_cached(
 
     monkeypatch.setattr(autocast, "_measure", not_again)
     assert autocast.measured_speeds() == first
+    # Figures of another form under this machine's key (absolute speeds of an earlier
+    # version, float32's not 1) are measured again, not read as ratios.
+    path = tmp_path / "quickdev" / autocast.CACHE_FILE
+    path.write_text(json.dumps({key: {"float32": 7.5, "bfloat16": 22.63, "float16": 2.36}}))
+    monkeypatch.setattr(autocast, "_measure", lambda: first)
+    assert autocast.measured_speeds() == first
+    assert json.loads(path.read_text())[key] == first
 
 
 SCRIPT = textwrap.dedent(

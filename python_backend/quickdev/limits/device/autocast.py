@@ -81,7 +81,13 @@ def measured_speeds() -> dict[str, float]:
     key = _machine_key()
     cached = read_json_object(path) or {}
     known = cached.get(key)
-    if isinstance(known, dict) and all(isinstance(v, int | float) for v in known.values()):
+    # Speeds are relative to float32's, so float32's own is 1: figures of another form
+    # (an earlier version's absolute ones) are measured again, not misread as ratios.
+    if (
+        isinstance(known, dict)
+        and all(isinstance(v, int | float) for v in known.values())
+        and known.get("float32") == 1.0
+    ):
         return {str(k): float(v) for k, v in known.items()}
     speeds = _measure()
     log.info("CPU autocast speeds against float32 measured: %s", speeds)
