@@ -472,6 +472,18 @@ export class Workbench {
     return this.runsRows(label).filter({ hasText: status }).first();
   }
 
+  /**
+   * Clicks a run's row until a webview shows `text` (its result page) and returns that
+   * webview's frame. A click can be lost while the view redraws a live run's row (a person
+   * clicks again): seen once, the row selected and no page opened.
+   */
+  async openRunPage(label, status, text, { timeout = 45_000 } = {}) {
+    return eventually(`the page of ${label} showing "${text}"`, async () => {
+      await this.runsRow(label, status).click();
+      return this.webviewWith(text, { timeout: 8_000 }).catch(() => undefined);
+    }, { timeout });
+  }
+
   /** Collapses the Explorer's folders section, so the views below it get the room. */
   async collapseExplorerFolders({ timeout = 15_000 } = {}) {
     await this.runCommand('View: Show Explorer');

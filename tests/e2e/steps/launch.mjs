@@ -110,8 +110,7 @@ export function launchSteps(session) {
     await workbench.screenshot('env-job-output-channel');
 
     // Its result reads as a page, not JSON.
-    await workbench.runsRow('check_env.py (run)', 'passed').click();
-    const result = await workbench.webviewWith('Loaders');
+    const result = await workbench.openRunPage('check_env.py (run)', 'passed', 'Loaders');
     await result.getByText('stop reason').waitFor();
     assert.ok(await result.getByText('passed', { exact: true }).count());
     await workbench.screenshot('env-job-result-page');
