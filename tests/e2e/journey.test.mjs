@@ -222,7 +222,7 @@ describe('a trusted multi-root workspace', () => {
 
     await workbench.debugAction('Continue');
     await workbench.page.locator('.debug-toolbar').waitFor({ state: 'hidden', timeout: 90_000 });
-    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.showRuns();
     await workbench.runsRow('train.py (debug)', 'passed').waitFor({ timeout: 30_000 });
     await workbench.screenshot('runs-view-debug-passed');
   });
@@ -290,7 +290,7 @@ describe('a trusted multi-root workspace', () => {
 
     await workbench.goToLine(97);
     await workbench.clickLens('if __name__ == "__main__":', 'Quick-dev run');
-    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.showRuns();
     await workbench.runsRow('train.py (run)', 'failed').waitFor({ timeout: 90_000 });
     // The traceback is in the run's output channel, where people look, as python prints it.
     // Its end shows: the user's failing frame and the error's line (the first line, "Traceback

@@ -484,6 +484,15 @@ export class Workbench {
     }, { timeout });
   }
 
+  /**
+   * Shows the Quickdev Runs view with room for its rows: below the Explorer's expanded
+   * folders it can be a few pixels high, and a row not drawn cannot be found.
+   */
+  async showRuns() {
+    await this.collapseExplorerFolders();
+    await this.runCommand('Quickdev: Show Runs');
+  }
+
   /** Collapses the Explorer's folders section, so the views below it get the room. */
   async collapseExplorerFolders({ timeout = 15_000 } = {}) {
     await this.runCommand('View: Show Explorer');

@@ -33,8 +33,7 @@ export function argumentsSteps(session) {
     await input.press('Enter');
 
     // Room for every run: the view draws only the rows that fit.
-    await workbench.collapseExplorerFolders();
-    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.showRuns();
     const row = workbench.runsRow('char_config.py config/tiny.py (run)', /passed|stopped/);
     await row.waitFor({ timeout: 120_000 });
     await workbench.screenshot('runs-view-arguments');

@@ -75,7 +75,7 @@ export function launchSteps(session) {
     await workbench.clickGutter('loss = loss_fn(logits, labels)', { removes: true });
     await workbench.debugAction('Continue');
     await page.locator('.debug-toolbar').waitFor({ state: 'hidden', timeout: 90_000 });
-    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.showRuns();
     await workbench.runsRow('train.py (debug)', 'passed').waitFor({ timeout: 30_000 });
   });
 
@@ -90,7 +90,7 @@ export function launchSteps(session) {
     await workbench.selectLaunchConfiguration('Check environment (run) (vision)');
     await workbench.activeEditor().click();
     await workbench.page.keyboard.press('F5');
-    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.showRuns();
     await workbench.runsRow('check_env.py (run)', /passed|failed/).waitFor({ timeout: 90_000 });
     await workbench.screenshot('env-job-done');
     const runs = path.join(folder, '.quickdev', 'runs');

@@ -10,7 +10,7 @@ export function progressSteps(session) {
   session.step('progress never freezes: the notification and the Runs view change at least every 2 s during a 20 s job', async () => {
     const { workbench } = session;
     const page = workbench.page;
-    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.showRuns();
     await workbench.openFile('vision/slow_steps.py');
     await workbench.editorShows('time.sleep(4)  # a slow step');
     await workbench.runCommand('Quickdev: Run Current File (Quick-Dev)');

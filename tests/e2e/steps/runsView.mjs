@@ -29,8 +29,7 @@ export function runsViewSteps(session) {
   step('a run started in a terminal appears in the Runs view', async () => {
     const { workbench, workspace } = session;
     // Room for every run: the view draws only the rows that fit.
-    await workbench.collapseExplorerFolders();
-    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.showRuns();
     const rows = workbench.runsRows(LABEL);
     assert.equal(await rows.count(), 0);
     const folder = workspace.folder('text');
@@ -46,7 +45,7 @@ export function runsViewSteps(session) {
 
   step('Compare Runs from a run\'s context menu shows both runs side by side', async () => {
     const { workbench } = session;
-    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.showRuns();
     await workbench.contextMenu(workbench.runsRow(LABEL, 'passed'), 'Compare Runs');
     // One run chosen: the other is picked from the list of runs.
     const input = workbench.quickInput().locator('.quick-input-box input');
@@ -65,7 +64,7 @@ export function runsViewSteps(session) {
     const { workbench, workspace } = session;
     const page = workbench.page;
     const runDir = path.join(workspace.folder('text'), '.quickdev', 'runs', RUN_ID);
-    await workbench.runCommand('Quickdev: Show Runs');
+    await workbench.showRuns();
     // One result tab, reused by the next result opened, as the preview editor is.
     const resultTabs = page.locator('.tabs-container .tab[aria-label^="Run "]');
     await workbench.openRunPage('check_env.py (run)', 'passed', 'Loaders');
