@@ -93,6 +93,19 @@ def test_mp_spawn_ranks_run_under_the_device_stand_in(run_quickdev: Any, project
     assert remaps["DistributedDataParallel device_ids"] == 2
 
 
+def test_a_ranks_process_group_destroyed_right_after_a_step_lets_the_rank_end(
+    run_quickdev: Any, project: Path
+) -> None:
+    """gloo's worker thread frees a gradient all-reduce's work under the GIL; a group
+    destroyed right after the step joined that worker with the GIL held, and the rank
+    never ended (each of four jobs of eight rounds hung until killed). No limits: every
+    round runs."""
+    run = _run(run_quickdev, project, "--no-limits", "--timeout", "120", "ddp_teardown.py", "8")
+    assert "rank 0: 8 rounds" in run.stdout and "rank 1: 8 rounds" in run.stdout
+    assert run.result["status"] == "passed"
+    assert run.result["device"]["remaps"]["init_process_group nccl -> gloo"] == 16
+
+
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_a_spawned_workers_epoch_loop_ends_and_the_code_after_it_runs(
     run_quickdev: Any, project: Path, method: str

@@ -4,6 +4,7 @@ the LoopEnder together, on rewritten user code; steps and forwards are simulated
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -167,6 +168,28 @@ def test_a_forward_counted_as_a_test_forward_after_the_last_step() -> None:
     job.run("for i in range(100):\n    step()\n    forward()\nfor k in range(5):\n    forward()\n")
     phases = job.recorder.phases()
     assert (phases.training_steps, phases.evaluation_forwards, phases.test_forwards) == (2, 1, 6)
+
+
+def test_a_function_whose_loops_were_ended_lets_go_of_its_objects_when_it_returns(
+    tmp_path: Path,
+) -> None:
+    """The epoch loop and the loop in it end by the budget; when ``train`` returns, the
+    log file it left open is closed (flushed) there, as without the job, and the script
+    reads what it wrote."""
+    job = Job(loop_steps=2, train_passes=1)
+    ns = job.run(
+        "def train(path):\n"
+        "    log = open(path, 'w')\n"
+        "    for epoch in range(10):\n"
+        "        for i in range(100):\n"
+        "            step()\n"
+        "        log.write(f'epoch {epoch}\\n')\n"
+        "train(LOG)\n"
+        "logged = open(LOG).read()\n",
+        LOG=str(tmp_path / "train.log"),
+    )
+    assert job.recorder.steps == 2
+    assert ns["logged"] == "epoch 0\n"
 
 
 def test_the_ended_loops_name_the_users_file() -> None:

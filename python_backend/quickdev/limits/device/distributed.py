@@ -2,10 +2,18 @@
 (and ``barrier``) drop the GPU indices they were given.
 
 With ``--nproc N`` a torchrun script written for N GPUs runs as N CPU processes.
+
+``destroy_process_group`` first lets go of the GIL for a moment. In torch 2.13 a
+collective launched during ``backward()`` (DDP's gradient all-reduce) carries a Python
+object in its thread-local state, which gloo's worker thread frees, under the GIL, after
+the work completes. A job ends the epoch loop right after a step, so the group could be
+destroyed, and its destructor join that worker with the GIL held, while the worker
+waited for the GIL: the rank never ended (a spawned DDP trainer, one run in three).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import torch.distributed as dist
@@ -13,6 +21,9 @@ from torch.nn.parallel import DistributedDataParallel
 
 from quickdev.limits.device.engine import DeviceEngine
 from quickdev.limits.patching import Patcher
+
+# How long a destroyed group's worker threads get the GIL for: ten switch intervals.
+WORKER_GRACE_S = 0.05
 
 
 def _cpu_backend(backend: Any, engine: DeviceEngine) -> Any:
@@ -58,7 +69,14 @@ def install(patcher: Patcher, engine: DeviceEngine) -> None:
         # CPU DDP takes neither: the module's own (CPU) device is the device.
         original_ddp_init(self, module, None, None, *args, **kwargs)
 
+    original_destroy = dist.destroy_process_group
+
+    def destroy_process_group(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(WORKER_GRACE_S)  # gloo's workers free what they hold (see above)
+        return original_destroy(*args, **kwargs)
+
     for owner in (dist, dist.distributed_c10d):
         patcher.set(owner, "init_process_group", init_process_group)
+        patcher.set(owner, "destroy_process_group", destroy_process_group)
         patcher.set(owner, "barrier", barrier)
     patcher.set(DistributedDataParallel, "__init__", ddp_init)

@@ -24,7 +24,7 @@ import sys
 from types import FrameType
 
 from quickdev.limits.budget import EVAL_FORWARDS, MAX_STEPS, TRAIN_PASSES, StopJob
-from quickdev.limits.loops.marks import Marks, Place, places, stack_ids
+from quickdev.limits.loops.marks import Marks, Place, places, running_frames, stack_ids
 from quickdev.limits.loops.table import Loop, LoopTables
 from quickdev.rundir.result import EndedLoop
 
@@ -40,6 +40,8 @@ class LoopEnder:
         self.marks = Marks()
         self._steps_ended: dict[str, int] = {}  # a step budget's count when it last ended loops
         self._eval_base = 0  # forwards in a row counted when eval_forwards last ended one
+        # An evaluation loop -> the frame it last ended in, while that frame runs: dropped
+        # at the first refresh after it returned, not to keep the user's objects alive.
         self._eval_ended_in: dict[tuple[str, int], FrameType] = {}
         self._passes_ended = False
         self._training_runs: dict[tuple[str, int], int] = {}  # loop -> times a step budget ended it
@@ -203,10 +205,17 @@ class LoopEnder:
         self.marks.add(place.frame, loop, ended, place.line)
 
     def _refresh(self) -> None:
-        for mark in self.marks.refresh():
-            if mark.ended.budget == EVAL_FORWARDS:
-                key = (mark.frame.f_code.co_filename, mark.loop.index)
-                self._eval_ended_in[key] = mark.frame
+        reached = self.marks.refresh()
+        if not reached and not self._eval_ended_in:
+            return
+        running = running_frames(2)
+        for mark in reached:
+            if mark.ended.budget == EVAL_FORWARDS and mark.frame_id in running:
+                key = (mark.ended.file, mark.loop.index)
+                self._eval_ended_in[key] = running[mark.frame_id]
+        for key, frame in list(self._eval_ended_in.items()):
+            if id(frame) not in running:
+                del self._eval_ended_in[key]
 
 
 def _loops_here(tables: LoopTables) -> list[Place]:

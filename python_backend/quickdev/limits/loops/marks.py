@@ -1,9 +1,14 @@
 """Telling a loop, in one frame, to end at its next iteration, and seeing that it did.
 
-A mark is an entry ``{frame: True}`` in the dict the loop's flag names in that frame's
+A mark is an entry ``{frame: token}`` in the dict the loop's flag names in that frame's
 globals; the loop's check pops it and breaks. A mark still there later was not reached
 yet: the loop is still in the iteration it was told to end after (pending), or its frame
 left without reaching the head again (dropped when seen off the stack).
+
+Only that entry holds the frame: once the loop has popped it, nothing of the job keeps
+the frame, so the user's objects in it are freed where the script lets go of them, as
+without the job: a log file a training function left open is closed when it returns, and
+a DDP model's process group does not outlive the script into the job's own ending.
 """
 
 from __future__ import annotations
@@ -19,21 +24,42 @@ from quickdev.rundir.result import EndedLoop
 _SUSPENDABLE = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 
 
-@dataclass
 class Mark:
-    frame: FrameType
-    loop: Loop
-    ended: EndedLoop  # what the result says once the loop has ended
-    line: int  # the frame's line when marked
+    """One loop told to end in one frame. It keeps the frame's id and the token of its
+    entry, not the frame: the entry holds the frame while the mark is pending, so the id
+    names no other frame until the loop has popped it."""
+
+    def __init__(self, frame: FrameType, loop: Loop, ended: EndedLoop, line: int) -> None:
+        self.loop = loop
+        self.ended = ended  # what the result says once the loop has ended
+        self.line = line  # the frame's line when marked
+        self.frame_id = id(frame)
+        self.suspendable = bool(frame.f_code.co_flags & _SUSPENDABLE)
+        self._globals = frame.f_globals
+        self._token = object()  # true, as the check needs, and this mark's alone
+        flags = self._flags()
+        if flags is None:
+            flags = self._globals[loop.flag] = {}
+        flags[frame] = self._token
+
+    def _flags(self) -> dict[FrameType, object] | None:
+        flags = self._globals.get(self.loop.flag)
+        return flags if isinstance(flags, dict) else None
+
+    def is_in(self, frame: FrameType) -> bool:
+        flags = self._flags()
+        return flags is not None and flags.get(frame) is self._token
 
     def reached(self) -> bool:
-        flags = self.frame.f_globals.get(self.loop.flag)
-        return not (isinstance(flags, dict) and self.frame in flags)
+        flags = self._flags()
+        return flags is None or all(token is not self._token for token in flags.values())
 
     def withdraw(self) -> None:
-        flags = self.frame.f_globals.get(self.loop.flag)
-        if isinstance(flags, dict):
-            flags.pop(self.frame, None)
+        flags = self._flags()
+        if flags is not None:
+            for frame, token in list(flags.items()):
+                if token is self._token:
+                    del flags[frame]
 
 
 @dataclass(frozen=True)
@@ -72,11 +98,6 @@ class Marks:
         self.ended: list[EndedLoop] = []
 
     def add(self, frame: FrameType, loop: Loop, ended: EndedLoop, line: int) -> Mark:
-        flags = frame.f_globals.get(loop.flag)
-        if not isinstance(flags, dict):
-            flags = {}
-            frame.f_globals[loop.flag] = flags
-        flags[frame] = True
         mark = Mark(frame, loop, ended, line)
         self.pending.append(mark)
         return mark
@@ -93,7 +114,7 @@ class Marks:
             if mark.reached():
                 reached.append(mark)
                 _add_ended(self.ended, mark.ended)
-            elif id(mark.frame) in live or mark.frame.f_code.co_flags & _SUSPENDABLE:
+            elif mark.frame_id in live or mark.suspendable:
                 keep.append(mark)
             else:
                 mark.withdraw()  # its frame returned inside the iteration: nothing to end
@@ -104,10 +125,10 @@ class Marks:
         """Pending marks of ``budget`` whose frames are running now (not suspended
         generators)."""
         live = stack_ids()
-        return [m for m in self.pending if id(m.frame) in live and m.ended.budget == budget]
+        return [m for m in self.pending if m.frame_id in live and m.ended.budget == budget]
 
     def find(self, frame: FrameType, loop: Loop) -> Mark | None:
-        return next((m for m in self.pending if m.frame is frame and m.loop == loop), None)
+        return next((m for m in self.pending if m.loop == loop and m.is_in(frame)), None)
 
     def withdraw_all(self) -> None:
         """The job ends: no loop is told to end any more, no frame is kept alive."""
@@ -118,12 +139,17 @@ class Marks:
 
 def stack_ids() -> set[int]:
     """The ids of the frames running now, this thread's whole stack."""
-    ids = set()
-    frame: FrameType | None = sys._getframe(1)
+    return set(running_frames(2))
+
+
+def running_frames(depth: int = 1) -> dict[int, FrameType]:
+    """The frames running now by id, from ``depth`` frames above this call outward."""
+    frames = {}
+    frame: FrameType | None = sys._getframe(depth)
     while frame is not None:
-        ids.add(id(frame))
+        frames[id(frame)] = frame
         frame = frame.f_back
-    return ids
+    return frames
 
 
 def _add_ended(ended: list[EndedLoop], new: EndedLoop) -> None:
