@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from quickdev.job.hard_stop import Ending
 from quickdev.job.signals import HARD_STOP_GRACE_S
 
@@ -41,8 +42,21 @@ LAYERS = 2000
 def test_a_script_that_returns_before_its_timeout_passes_however_long_the_finishing(
     tmp_path: Path,
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
+    # The finishing must go on past the hard stop's time, or this test proves nothing;
+    # how long a layer's forecast takes depends on the host: more layers where it was
+    # too quick.
+    for layers in (LAYERS, 2 * LAYERS, 4 * LAYERS):
+        finishing_s = _returns_before_its_timeout(tmp_path / str(layers), layers)
+        if finishing_s > HARD_STOP_GRACE_S + 1:
+            return
+    pytest.fail(f"the finishing took {finishing_s:.1f} s: no longer than the hard stop's grace")
+
+
+def _returns_before_its_timeout(folder: Path, layers: int) -> float:
+    """Runs the script; checks the job passed, its forecast made and the user's file
+    back; returns how long the job went on after the script's deadline."""
+    project = folder / "project"
+    project.mkdir(parents=True)
     (project / "deep.py").write_text(SCRIPT)
     checkpoint = project / "checkpoint.pt"
     checkpoint.write_bytes(b"the user's own checkpoint")
@@ -50,8 +64,8 @@ def test_a_script_that_returns_before_its_timeout_passes_however_long_the_finish
     # The job's wall clock starts after this launch, so the script returns at least
     # 3 s before its deadline.
     end_at = launched + TIMEOUT_S - 3
-    options = ["--json", "--runs-dir", str(tmp_path / "runs"), "--timeout", str(TIMEOUT_S)]
-    script = ["deep.py", "--", str(LAYERS), str(end_at)]
+    options = ["--json", "--runs-dir", str(folder / "runs"), "--timeout", str(TIMEOUT_S)]
+    script = ["deep.py", "--", str(layers), str(end_at)]
     proc = subprocess.run(
         [sys.executable, "-m", "quickdev", "run", *options, "--memory-forecast", "24", *script],
         cwd=project,
@@ -66,14 +80,13 @@ def test_a_script_that_returns_before_its_timeout_passes_however_long_the_finish
     said = [line.split(" at ") for line in proc.stdout.splitlines() if line.startswith("script ")]
     times = {what: float(when) for what, when in said}
     # The script's first line runs after the job's wall clock started: the deadline is
-    # at most this late. The finishing went on past the hard stop's time, or this test
-    # proves nothing.
+    # at most this late.
     deadline = times["script started"] + TIMEOUT_S
     assert times["script returned"] < deadline, times
-    assert returned - deadline > HARD_STOP_GRACE_S + 1, returned - deadline
     assert result["memory_forecast"]["error"] is None, result["memory_forecast"]
     assert result["memory_forecast"]["peak"] > 0
     assert checkpoint.read_bytes() == b"the user's own checkpoint"
+    return returned - deadline
 
 
 def test_a_hard_stop_after_the_script_ended_does_nothing() -> None:
