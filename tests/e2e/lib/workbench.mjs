@@ -48,8 +48,7 @@ export class Workbench {
 
   /** Runs a command from the palette by its full title, e.g. "Quickdev: Show Runs". */
   async runCommand(title, { timeout = 15_000 } = {}) {
-    const input = await this.openQuickInput('>', timeout);
-    await input.fill(`>${title}`);
+    const input = await this.typeInPalette(`>${title}`, this.focusedCommandRow(title), timeout);
     await this.pickFocusedCommand(input, title, timeout);
   }
 
@@ -59,13 +58,16 @@ export class Workbench {
    * in that moment can be lost. Filtered rows highlight the typed letters.
    */
   async pickFocusedCommand(input, title, timeout) {
-    const focused = this.page
+    await this.focusedCommandRow(title).waitFor({ timeout });
+    await input.press('Enter');
+    await this.quickInput().waitFor({ state: 'hidden', timeout });
+  }
+
+  focusedCommandRow(title) {
+    return this.page
       .locator('.quick-input-list .monaco-list-row.focused')
       .filter({ has: this.page.locator('.label-name', { hasText: exactText(title) }) })
       .filter({ has: this.page.locator('.label-name .highlight') });
-    await focused.waitFor({ timeout });
-    await input.press('Enter');
-    await this.quickInput().waitFor({ state: 'hidden', timeout });
   }
 
   /**
@@ -73,11 +75,9 @@ export class Workbench {
    * palette answers that nothing matches.
    */
   async tryCommand(title, { timeout = 15_000 } = {}) {
-    const input = await this.openQuickInput('>', timeout);
-    await input.fill(`>${title}`);
     const row = this.commandRow(title);
     const nothing = this.quickInput().getByText('No matching commands');
-    await row.or(nothing).first().waitFor({ timeout });
+    const input = await this.typeInPalette(`>${title}`, row.or(nothing).first(), timeout);
     if (await row.isVisible()) {
       await this.pickFocusedCommand(input, title, timeout);
       return 'ran';
@@ -97,27 +97,38 @@ export class Workbench {
     return this.page.locator('.quick-input-widget');
   }
 
-  async openQuickInput(prefix, timeout) {
-    // F1 opens the command palette in the browser too (Ctrl+Shift+P can be taken by Chromium).
-    await this.page.locator('.monaco-workbench').focus();
-    await this.page.keyboard.press('F1');
+  /**
+   * Opens the command palette, types `text` (">" commands, ":" a line, else Quick Open) and
+   * waits until `shows` (a row of the list) is there; returns the palette's input. The palette
+   * closes when something takes the focus, and a view that a command revealed can take it a
+   * moment after the palette ran the command (seen once: the palette opened right after "Show
+   * Runs" closed before the text went in). A person then presses F1 again, and so does this.
+   */
+  async typeInPalette(text, shows, timeout) {
     const input = this.quickInput().locator('.quick-input-box input');
-    await input.waitFor({ state: 'visible', timeout });
-    if (prefix !== '>') await input.fill(prefix);
+    await eventually(`the command palette showing what "${text}" finds`, async () => {
+      if (!(await input.isVisible())) {
+        // F1 opens the palette in the browser too (Ctrl+Shift+P can be taken by Chromium).
+        await this.page.locator('.monaco-workbench').focus();
+        await this.page.keyboard.press('F1');
+        await input.waitFor({ state: 'visible', timeout: 5_000 });
+      }
+      await input.fill(text, { timeout: 2_000 });
+      await shows?.waitFor({ timeout: 5_000 });
+      return true;
+    }, { timeout });
     return input;
   }
 
   /** Opens a file by its path relative to the workspace, through Quick Open (Ctrl+P). */
   async openFile(relativePath, { timeout = 15_000 } = {}) {
-    const input = await this.openQuickInput('>', timeout);
-    await input.fill(relativePath);
     const name = path.basename(relativePath);
     const row = this.page
       .locator('.quick-input-list .monaco-list-row')
       .filter({ hasText: path.dirname(relativePath) })
       .filter({ has: this.page.locator('.label-name', { hasText: exactText(name) }) })
       .first();
-    await row.waitFor({ timeout });
+    await this.typeInPalette(relativePath, row, timeout);
     await row.click();
     // The focused group's tab: after a split (TensorBoard beside the editor) another group
     // may also show a file of that name.
@@ -140,8 +151,7 @@ export class Workbench {
 
   /** Moves the cursor to a 1-based line through Go to Line, which scrolls it into view. */
   async goToLine(line, { timeout = 15_000 } = {}) {
-    const input = await this.openQuickInput('>', timeout);
-    await input.fill(`:${line}`);
+    const input = await this.typeInPalette(`:${line}`, undefined, timeout);
     await input.press('Enter');
     await this.quickInput().waitFor({ state: 'hidden', timeout });
   }

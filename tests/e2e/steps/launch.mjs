@@ -127,9 +127,9 @@ export function launchSteps(session) {
     assert.equal(generated.script, undefined);
 
     // Quick Open matches a nested file by its name and folders ("text • tagger"), not by a path.
-    const input = await workbench.openQuickInput('>', 15_000);
-    await input.fill('tagger train.py');
-    await workbench.page.locator('.quick-input-list .monaco-list-row', { hasText: 'text • tagger' }).first().click();
+    const row = workbench.page.locator('.quick-input-list .monaco-list-row', { hasText: 'text • tagger' }).first();
+    await workbench.typeInPalette('tagger train.py', row, 15_000);
+    await row.click();
     await workbench.editorShows('from .model import Tagger');
     await workbench.clickGutter('optimizer.zero_grad()');
     await workbench.selectLaunchConfiguration('Quickdev: debug tagger/train.py (text)');
