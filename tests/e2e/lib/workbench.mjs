@@ -60,7 +60,13 @@ export class Workbench {
   async pickFocusedCommand(input, title, timeout) {
     await this.focusedCommandRow(title).waitFor({ timeout });
     await input.press('Enter');
-    await this.quickInput().waitFor({ state: 'hidden', timeout });
+    // The palette closes and runs the command. A command that asks something (a picker, an
+    // input box) opens the same widget again at once, often before a look could see it hidden
+    // (seen under load with Attach to Running Job): it has run once the text is not ours.
+    const typed = `>${title}`;
+    await eventually(`the palette to run "${title}"`, async () =>
+      !(await this.quickInput().isVisible()) || (await input.inputValue({ timeout: 1_000 })) !== typed,
+    { timeout });
   }
 
   focusedCommandRow(title) {
