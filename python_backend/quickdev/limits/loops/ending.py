@@ -145,7 +145,7 @@ class LoopEnder:
             return
         self._eval_base = in_a_row
         self._mark(inner, loop, "evaluation", EVAL_FORWARDS, since, "forwards")
-        if self._eval_ended_in.get((inner.frame.f_code.co_filename, loop.index)) is inner.frame:
+        if self._eval_ended_in.get(_eval_key(inner.frame, loop)) is inner.frame:
             self._end_around(found, EVAL_FORWARDS, since)
 
     def _end_around(self, found: list[Place], budget: str, count: int) -> None:
@@ -205,17 +205,21 @@ class LoopEnder:
         self.marks.add(place.frame, loop, ended, place.line)
 
     def _refresh(self) -> None:
-        reached = self.marks.refresh()
-        if not reached and not self._eval_ended_in:
+        if not self.marks.pending and not self._eval_ended_in:
             return
-        running = running_frames(2)
-        for mark in reached:
-            if mark.ended.budget == EVAL_FORWARDS and mark.frame_id in running:
-                key = (mark.ended.file, mark.loop.index)
-                self._eval_ended_in[key] = running[mark.frame_id]
+        running = running_frames(2)  # one walk of the stack for both
+        for mark in self.marks.refresh(running):
+            frame = running.get(mark.frame_id)
+            if mark.ended.budget == EVAL_FORWARDS and frame is not None:
+                self._eval_ended_in[_eval_key(frame, mark.loop)] = frame
         for key, frame in list(self._eval_ended_in.items()):
             if id(frame) not in running:
                 del self._eval_ended_in[key]
+
+
+def _eval_key(frame: FrameType, loop: Loop) -> tuple[str, int]:
+    """An evaluation loop, as ``_eval_ended_in`` knows it."""
+    return (frame.f_code.co_filename, loop.index)
 
 
 def _loops_here(tables: LoopTables) -> list[Place]:

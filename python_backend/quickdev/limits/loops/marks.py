@@ -14,6 +14,7 @@ a DDP model's process group does not outlive the script into the job's own endin
 from __future__ import annotations
 
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass
 from types import FrameType
 
@@ -102,12 +103,14 @@ class Marks:
         self.pending.append(mark)
         return mark
 
-    def refresh(self) -> list[Mark]:
+    def refresh(self, live: Collection[int] | None = None) -> list[Mark]:
         """Move the marks whose loops ended to ``ended`` (returned), drop those whose
-        frames are gone; what stays is pending."""
+        frames are gone; what stays is pending. ``live``: the ids of the frames running
+        now, where the caller has walked the stack already."""
         if not self.pending:
             return []
-        live = stack_ids()
+        if live is None:
+            live = stack_ids()
         reached: list[Mark] = []
         keep: list[Mark] = []
         for mark in self.pending:
