@@ -4,7 +4,8 @@ A second job that changes the same path records it as ``shared`` (it puts nothin
 aside: what it would put aside is the first job's version). When the first job ends
 while the second still runs, it hands its backup over instead of restoring, so the
 second job keeps reading its own writes and the last one to end restores the original.
-Claims are read from the other jobs' logs in the same runs root, under one lock.
+Claims are read from the other jobs' logs in the same runs root, under one lock, which
+the caller holds (``locked``): deciding the owner and recording the claim are one step.
 """
 
 from __future__ import annotations
@@ -32,11 +33,10 @@ class Claims:
 
     def owner_of(self, path: str) -> str | None:
         """The run directory of a running job that holds ``path``'s original, if any."""
-        with self.locked():
-            for log in self.live_journals():
-                for record in read_records(log):
-                    if record.get("path") == path and record["kind"] in ("file", "absent"):
-                        return str(log.parent)
+        for log in self.live_journals():
+            for record in read_records(log):
+                if record.get("path") == path and record["kind"] in ("file", "absent"):
+                    return str(log.parent)
         return None
 
     def recorded_paths(self) -> set[str]:
@@ -59,6 +59,16 @@ class Claims:
                 for r in read_records(log)
             )
         ]
+
+    def in_folders(self, folders: set[str]) -> dict[str, Path]:
+        """For each folder of ``folders`` that a running job changes names in (its own
+        ``folder`` record), that job's log: the folder's times are its to put back."""
+        found: dict[str, Path] = {}
+        for log in self.live_journals():
+            for record in read_records(log):
+                if record["kind"] == "folder" and record.get("path") in folders:
+                    found.setdefault(record["path"], log)
+        return found
 
     def others_wrote(self, since: float) -> dict[str, float]:
         """When other jobs of this runs root (running or done) last announced a write of

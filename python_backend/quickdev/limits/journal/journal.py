@@ -3,10 +3,28 @@
 Only the first touch of a path matters: from then on the job owns it until the end,
 when ``restore`` puts the original back. The record reaches the disk before the
 original is moved, and the original is moved before the job's change happens.
+
+One owner per original. The processes that journal into one log (a job's Python
+children, forked workers) and the jobs of one runs root decide who keeps an original
+under one lock (``claims``): a process first reads what the others recorded since it
+last looked (``_catch_up``), and only then records and puts aside. A later change that
+would destroy an original kept without a copy (the first bytes of a file appended to,
+a hard link to a file about to change in place) makes that original a copy first,
+in whichever job's log keeps it (``_protect``).
+
+A change through a symbolic link lands in its target: the target is what is kept,
+wherever it is, when the link is in the user's tree. The folder a name is added to
+or removed from keeps its mode and times (``folder`` records).
+
+A change whose original cannot be kept (a full disk, a file that cannot be read) is
+refused to the script as the system would refuse it: an ``OSError`` with the errno
+of the failure, naming the file, and the file is left as it was.
 """
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import stat
 import sys
@@ -17,17 +35,28 @@ from pathlib import Path
 
 from quickdev.limits.journal import backup
 from quickdev.limits.journal.claims import Claims
-from quickdev.limits.journal.records import JournalLog, Record
+from quickdev.limits.journal.records import JournalLog, Record, append_to, writer_alive
 from quickdev.limits.journal.scope import Scope
-from quickdev.rundir.layout import BACKUPS_DIR
+from quickdev.rundir.layout import BACKUPS_DIR, JOURNAL_FILE
 
 # A folder with more names than this (a data set's) is not listed: too costly to record,
 # and a job adding a file to it natively is left undetected.
 MAX_LISTING = 10_000
+GUARDS = ("file", "absent", "dir", "shared")  # the kinds that say what a path held before
 
 
-class JournalRefused(PermissionError):
-    """The original could not be put aside, so the change is refused (one line)."""
+class JournalRefused(OSError):
+    """A change refused to the script as the system refuses one (``errno``), in one line."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code, message)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class LateChangeRefused(JournalRefused, PermissionError):
+    """A thread still running once the tree is restored may change nothing in it."""
 
 
 class Journal:
@@ -37,14 +66,17 @@ class Journal:
         self.log = log
         self.scope = scope
         self.claims = claims
-        self._seen: set[str] = set()
-        # Inodes a hard-link backup shares with a live path: changing one in place
-        # would change the backup too, so such a backup becomes a copy first.
-        self._linked: dict[tuple[int, int], Path] = {}
+        # Each path seen: the record that keeps its original (this process's, or another
+        # process's of this job, read from the log), or the other job's that does.
+        self._guards: dict[str, Record] = {}
+        # Inodes a hard-link backup shares with a live path (whatever its name now):
+        # changing one in place would change the backup too, so it becomes a copy first.
+        self._linked: dict[tuple[int, int], Record] = {}
+        self._offset = 0  # how far this process has read the log (``_catch_up``)
         self._lock = threading.RLock()
         self._count = 0
         self._listed: set[str] = set()
-        self._appended: dict[str, Record] = {}  # path -> its ``append`` record
+        self._folders: set[str] = set()
         # Called with each path whose original is kept, before the change (``edits``).
         self.original_kept: Callable[[str], None] = lambda path: None
         self.folder_listed: Callable[[str], None] = lambda folder: None
@@ -56,10 +88,12 @@ class Journal:
     # is known to be someone else's (``edits``).
     def before_write(self, path: str, *, truncate: bool, append: bool = False) -> None:
         action = "replace" if truncate else "append" if append else "update"
-        self._touch(path, action, wrote=True)
+        target, linked = self._followed(path)
+        self._touch(target, action, wrote=True, linked=linked)
 
     def before_update(self, path: str) -> None:
-        self._touch(path, "update", wrote=True)
+        target, linked = self._followed(path)
+        self._touch(target, "update", wrote=True, linked=linked)
 
     def before_remove(self, path: str) -> None:
         self._touch(path, "keep")
@@ -75,7 +109,8 @@ class Journal:
         """A native library (``registry``) is about to ``replace``, ``update``, ``append`` to
         or ``create`` ``path``; it may open and close it more than once (``edits.BURST_S``)."""
         touch = {"replace": "replace", "update": "update", "append": "append", "create": "keep"}
-        self._touch(path, touch[action], wrote=True, native=True)
+        target, linked = self._followed(path) if action != "create" else (path, False)
+        self._touch(target, touch[action], wrote=True, native=True, linked=linked)
 
     def before_rmtree(self, path: str) -> None:
         self._touch(path, "keep", tree=True)
@@ -117,65 +152,122 @@ class Journal:
             stderr = sys.__stderr__ or sys.stderr
             stderr.write(message + "\n")
             stderr.flush()
-        raise JournalRefused(message)
+        raise LateChangeRefused(errno.EPERM, message)
+
+    def _followed(self, path: str) -> tuple[str, bool]:
+        """Where a change that follows links lands: ``path``, or the target of the link at
+        ``path`` and whether the link is in the user's tree (its target is then kept,
+        wherever it is)."""
+        try:
+            if not stat.S_ISLNK(os.lstat(path).st_mode):
+                return path, False
+        except OSError:
+            return path, False
+        return os.path.realpath(path), self.scope.keeps(path)
 
     def _touch(
         self, path: str, action: str, *, tree: bool = False, wrote: bool = False,
-        native: bool = False,
+        native: bool = False, linked: bool = False,
     ) -> None:  # fmt: skip
-        if not self.scope.keeps(path):
+        if not (self.scope.keeps(path) or (linked and self.scope.reachable(path))):
             return
         if self.refused is not None:
             if threading.get_ident() in self.refused:
                 self._refuse(path)
             return
-        self.saw(path)
-        self._first_touch(path, action, tree)
-        if wrote:  # after the original's record (the watcher needs it first), before the write
-            self._append(
-                {"kind": "wrote", "path": path, "t": time.time(), "pid": os.getpid(),
-                 "native": native}
-            )  # fmt: skip
+        try:
+            self.saw(path)
+            self._note_folder(os.path.dirname(path))
+            self._first_touch(path, action, tree)
+            if wrote:  # after the original's record (the watcher needs it first), before
+                self._append(
+                    {"kind": "wrote", "path": path, "t": time.time(), "pid": os.getpid(),
+                     "native": native}
+                )  # fmt: skip
+        except JournalRefused:
+            raise
+        except OSError as exc:  # the run's journal could not be written (a full disk)
+            raise JournalRefused(
+                exc.errno or errno.EIO,
+                f"quickdev: cannot record the change of {path} in the run's journal "
+                f"({exc.strerror or exc}); the file was left as it was",
+            ) from None
 
     def _first_touch(self, path: str, action: str, tree: bool) -> None:
         with self._lock:
-            if path in self._seen:
-                if path in self._appended and action != "append":
-                    self._promote(path)
-                elif action in ("update", "append"):
-                    self._unshare(path)
+            guard = self._guards.get(path)
+            if (
+                guard is not None
+                and not _may_destroy(guard, action)
+                and not self._shares(path, action)
+            ):
                 return
-            st = _lstat(path)
-            if st is not None and stat.S_ISDIR(st.st_mode):
-                self._record_dir(path, tree)
-                return
-            owner = self.claims.owner_of(path)
-            if owner is not None:
-                self._append({"kind": "shared", "path": path, "owner": owner})
-            elif st is None:
-                self._append({"kind": "absent", "path": path})
-            else:
-                self._put_aside(path, st, action)
-            self._seen.add(path)
+            with self.claims.locked():
+                self._catch_up()
+                self._keep_original(path, action, tree)
 
-    def _record_dir(self, path: str, tree: bool) -> None:
-        self._append({"kind": "dir", "path": path})
-        self._seen.add(path)
+    # Everything below runs under the claims lock.
+    def _keep_original(self, path: str, action: str, tree: bool) -> None:
+        guard = self._guards.get(path)
+        if guard is None:
+            self._record_original(path, action, tree)
+        elif guard["kind"] == "shared":
+            self._protect_theirs(path, guard, action)
+        else:
+            self._protect(path, guard, action, self.log.path)
+        if action != "keep":
+            linked = self._linked_to(path)
+            if linked is not None:
+                self._unshare(path, linked)
+
+    def _record_original(self, path: str, action: str, tree: bool) -> None:
+        st = _lstat(path)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            self._record_dir(path, st, tree)
+            return
+        owner = self.claims.owner_of(path)
+        if owner is not None:
+            guard = {"kind": "shared", "path": path, "owner": owner}
+            self._append(guard)
+            self._guards[path] = guard
+            self._protect_theirs(path, guard, action)
+        elif st is None:
+            record = {"kind": "absent", "path": path}
+            self._append(record)
+            self._guards[path] = record
+        else:
+            self._put_aside(path, st, action)
+
+    def _record_dir(self, path: str, st: os.stat_result, tree: bool) -> None:
+        record = {"kind": "dir", "path": path, "t": time.time(), **backup.folder_state(st)}
+        self._append(record)
+        self._guards[path] = record
         if not tree:
             return
         # A folder that is removed or moved as a whole: every file in it is linked aside
         # (no copy), so the job's rmtree or rename proceeds on the originals' other names.
         for root, dirs, files in os.walk(path):
-            for name in dirs:
-                self._touch(os.path.join(root, name), "keep")
-            for name in files:
-                self._touch(os.path.join(root, name), "keep")
+            for name in [*dirs, *files]:
+                inside = os.path.join(root, name)
+                if inside not in self._guards:
+                    self._record_original(inside, "keep", False)
 
-    def _backup_name(self, path: str) -> Path:
+    def _note_folder(self, folder: str) -> None:
+        """The folder of a path about to change: its mode and times, once per process."""
+        if folder in self._folders or not self.scope.keeps(folder):
+            return
+        st = _lstat(folder)
+        self._folders.add(folder)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            self._append({"kind": "folder", "path": folder, "t": time.time(),
+                          **backup.folder_state(st)})  # fmt: skip
+
+    def _backup_name(self, path: str, run_dir: Path | None = None) -> Path:
         self._count += 1
         # The pid keeps apart the backups of the job and of its children, which journal
         # into the same run directory (forked children also inherit the count).
-        return self.backups / f"{os.getpid()}-{self._count}-{os.path.basename(path)}"
+        backups = (run_dir or self.run_dir) / BACKUPS_DIR
+        return backups / f"{os.getpid()}-{self._count}-{os.path.basename(path)}"
 
     def _put_aside(self, path: str, st: os.stat_result, action: str) -> None:
         if action == "append" and stat.S_ISREG(st.st_mode):
@@ -184,12 +276,15 @@ class Journal:
             # one record).
             record = {"kind": "file", "path": path, "how": "append", **backup.identity(st)}
             self._append(record)
-            self._appended[path] = record
+            self._guards[path] = record
             self.original_kept(path)
             return
         aside = self._backup_name(path)
         how = {"replace": "rename", "keep": "link", "update": "copy", "append": "copy"}[action]
-        self._append({"kind": "file", "path": path, "backup": str(aside), "how": how})
+        record = {"kind": "file", "path": path, "backup": str(aside), "how": how}
+        if how == "link":
+            record.update(dev=st.st_dev, ino=st.st_ino)
+        self._append(record)
         self.original_kept(path)
         try:
             self.backups.mkdir(exist_ok=True)
@@ -202,42 +297,144 @@ class Journal:
             else:
                 how = backup.copy_aside(path, aside)
         except OSError as exc:
-            raise JournalRefused(
-                f"quickdev: cannot keep a copy of {path} before the job changes it "
-                f"({exc.strerror or exc}); the file was left as it was"
-            ) from None
+            raise _cannot_keep(path, exc) from None
+        guard = {**record, "how": how}
+        self._guards[path] = guard
         if how == "link":
-            self._linked[(st.st_dev, st.st_ino)] = aside
+            self._linked[(st.st_dev, st.st_ino)] = guard
 
-    def _promote(self, path: str) -> None:
-        """A file the job appended to is about to change otherwise (truncated, replaced,
-        removed, changed in place): its original bytes, still the first ``length`` bytes,
-        are copied aside now, the one time an append costs a copy."""
-        record = self._appended.pop(path)
-        aside = self._backup_name(path)
-        self._append({"kind": "file", "path": path, "backup": str(aside), "how": "copy",
-                      "promotes": True})  # fmt: skip
-        try:
-            self.backups.mkdir(exist_ok=True)
-            backup.copy_prefix(path, aside, record)
-        except OSError as exc:
-            raise JournalRefused(
-                f"quickdev: cannot keep a copy of {path} before the job changes it "
-                f"({exc.strerror or exc}); the file was left as it was"
-            ) from None
+    def _protect(self, path: str, guard: Record, action: str, log: Path) -> None:
+        """The original ``guard`` keeps (in the log ``log``) survives ``action``."""
+        if guard.get("how") == "append" and action != "append":
+            self._promote(path, guard, log)
+        elif guard.get("how") == "link" and action != "keep" and _same_file(path, guard["backup"]):
+            self._unshare(path, guard)
 
-    def _unshare(self, path: str) -> None:
-        st = _lstat(path)
-        if st is None:
+    def _protect_theirs(self, path: str, guard: Record, action: str) -> None:
+        """Another running job keeps ``path``'s original: it must survive this job's
+        change too (a copy of what that job kept without one, made in its run directory)."""
+        log = Path(guard["owner"]) / JOURNAL_FILE
+        if not writer_alive(log):
+            return  # it has ended: it handed the original over (to this job or another)
+        original = _first_guard(log, path)
+        if original is not None and original["kind"] == "file":
+            self._protect(path, original, action, log)
+            guard["original"] = original
+
+    def _promote(self, path: str, guard: Record, log: Path) -> None:
+        """A file appended to is about to change otherwise (truncated, replaced, removed,
+        changed in place): its original bytes, still the first ``length`` bytes, are
+        copied aside now, the one time an append costs a copy."""
+        if not backup.same_inode(path, guard):
             return
-        aside = self._linked.pop((st.st_dev, st.st_ino), None)
-        if aside is not None:
-            fresh = aside.with_name(aside.name + ".own")
-            backup.copy_aside(str(aside), fresh)
+        aside = self._backup_name(path, log.parent)
+        record = {"kind": "file", "path": path, "backup": str(aside), "how": "copy",
+                  "promotes": True}  # fmt: skip
+        if log == self.log.path:
+            self._append(record)
+        else:
+            append_to(log, record)
+        try:
+            backup.copy_prefix(path, aside, guard)
+        except OSError as exc:
+            raise _cannot_keep(path, exc) from None
+        guard.clear()
+        guard.update(record)
+
+    def _shares(self, path: str, action: str) -> bool:
+        """Whether ``action`` changes in place an inode a hard-link backup shares."""
+        return bool(self._linked) and action != "keep" and self._linked_to(path) is not None
+
+    def _linked_to(self, path: str) -> Record | None:
+        """The guard whose hard-link backup shares ``path``'s inode, if any."""
+        st = _lstat(path)
+        return None if st is None else self._linked.get((st.st_dev, st.st_ino))
+
+    def _unshare(self, path: str, guard: Record) -> None:
+        """A hard-link backup shares its inode with ``path``, about to change: the backup
+        becomes a copy of its own first."""
+        aside = guard["backup"]
+        self._linked.pop((guard.get("dev", -1), guard.get("ino", -1)), None)
+        if not _same_file(path, aside):
+            return
+        fresh = aside + ".own"
+        try:
+            backup.copy_aside(aside, Path(fresh))
             os.replace(fresh, aside)
+        except OSError as exc:
+            raise _cannot_keep(path, exc) from None
+        guard["how"] = "copy"
+
+    def _catch_up(self) -> None:
+        """What the other processes journaling into this log recorded since this one last
+        looked (their guards), so that a path has one original whoever saw it first."""
+        try:
+            with open(self.log.path, "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except OSError:
+            return
+        whole = data.rfind(b"\n") + 1
+        self._offset += whole
+        for line in data[:whole].split(b"\n"):
+            if not line or b'"kind": "wrote"' in line:
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            learnt = isinstance(record, dict) and _learn(self._guards, record)
+            if learnt and record.get("how") == "link" and "ino" in record:
+                self._linked[(record["dev"], record["ino"])] = record
 
     def _append(self, record: Record) -> None:
         self.log.append(record)
+
+
+def _may_destroy(guard: Record, action: str) -> bool:
+    """Whether ``action`` could destroy the original ``guard`` keeps without a copy."""
+    if guard["kind"] == "shared":
+        original = guard.get("original")
+        return original is None or _may_destroy(original, action)
+    how = guard.get("how")
+    return (how == "append" and action != "append") or (how == "link" and action != "keep")
+
+
+def _learn(guards: dict[str, Record], record: Record) -> bool:
+    """``record`` read from a log: the guard of its path, where it is one that counts."""
+    path, kind = record.get("path"), record.get("kind")
+    if not isinstance(path, str) or kind not in GUARDS:
+        return False
+    if kind == "file" and not (record.get("how") == "append" or os.path.lexists(
+            record.get("backup", ""))):  # fmt: skip
+        return False  # its backup never happened: neither did the change
+    known = guards.get(path)
+    if (
+        known is None
+        or record.get("promotes")
+        or (known["kind"] == "shared" and record.get("how") == "handover")
+    ):
+        guards[path] = record
+        return True
+    return False
+
+
+def _first_guard(log: Path, path: str) -> Record | None:
+    from quickdev.limits.journal.records import read_records
+
+    guards: dict[str, Record] = {}
+    for record in read_records(log):
+        if record.get("path") == path:
+            _learn(guards, record)
+    return guards.get(path)
+
+
+def _cannot_keep(path: str, exc: OSError) -> JournalRefused:
+    return JournalRefused(
+        exc.errno or errno.EIO,
+        f"quickdev: cannot keep a copy of {path} before the job changes it "
+        f"({exc.strerror or exc}); the file was left as it was",
+    )
 
 
 def _lstat(path: str) -> os.stat_result | None:
@@ -245,6 +442,13 @@ def _lstat(path: str) -> os.stat_result | None:
         return os.lstat(path)
     except OSError:
         return None
+
+
+def _same_file(path: str, other: str) -> bool:
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return False
 
 
 def _recreate_empty(path: str, st: os.stat_result) -> None:

@@ -6,7 +6,11 @@ Record kinds (``path`` is absolute):
 - ``absent`` nothing was at ``path``: whatever is there at the end is the job's.
 - ``file``   the original is kept at ``backup`` (``how``: rename, link or copy); a
   backup that does not exist means the change never happened.
-- ``dir``    a directory was at ``path``; it is made again if the job removed it.
+- ``dir``    a directory was at ``path`` (its ``mode``, ``mtime_ns``, ``atime_ns``); it
+  is made again if the job removed it, and its mode and times are put back.
+- ``folder`` the job is about to add or remove a name in the folder ``path`` (its
+  ``mode``, ``mtime_ns``, ``atime_ns`` then, at ``t``): its times are put back. Of several
+  (another job's, handed over), the earliest is the original.
 - ``shared`` another running job (``owner``, a run directory) holds the original.
 - ``listing`` the ``names`` in the folder ``path`` when the job first opened a file
   there: a name that is new at the end and has no record of its own was added by a
@@ -24,6 +28,7 @@ the process dies, however it dies, so "is the writer alive" needs no pid file.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -34,7 +39,7 @@ from quickdev.rundir.locks import held, hold
 Record = dict[str, Any]
 
 
-_UNSYNCED = frozenset({"absent", "listing", "wrote", "watching"})
+_UNSYNCED = frozenset({"absent", "listing", "wrote", "watching", "folder"})
 
 
 class JournalLog:
@@ -74,7 +79,12 @@ class JournalLog:
 
 
 def append_line(fd: int, record: Record, *, sync: bool = True) -> None:
-    os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+    # Each record starts on a line of its own: a write cut short by a full disk leaves a
+    # torn line that the next record does not run into (``read_records`` skips it).
+    line = ("\n" + json.dumps(record) + "\n").encode("utf-8")
+    written = os.write(fd, line)
+    if written != len(line):  # a full disk part-way: the record is not whole
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     if sync:
         os.fsync(fd)
 

@@ -6,7 +6,13 @@ disk, so both do exactly the same. Steps, in order:
 1. the job's versions move into ``RUN_DIR/outputs/<path relative to the cwd>``
    (renames: no bytes copied); folders the job created move as a whole;
 2. originals come back from their backups, folders the job removed are made again;
-3. an original that another running job shares is handed over to it instead.
+3. an original that another running job shares is handed over to it instead;
+4. the folders the job changed get their modes and times back, deepest first.
+
+Across file systems the renames are copies (``backup.put_back``, ``backup.move``),
+each as safe against a kill as a rename. On a full disk the user's files come first:
+a version of the job's that cannot be kept in the run directory is said (``notes``)
+and taken out of the user's tree all the same.
 
 A file the job appended to (``how: append``) is cut back to its original length; the
 bytes the job appended are what the run directory keeps. A path that holds the
@@ -61,6 +67,19 @@ def originals(records: list[Record]) -> dict[str, Record]:
     return first
 
 
+def folder_states(records: list[Record]) -> dict[str, Record]:
+    """Each folder's mode and times before any job changed it: its earliest record."""
+    states: dict[str, Record] = {}
+    for record in records:
+        path = record.get("path")
+        if record["kind"] not in ("dir", "folder") or "mtime_ns" not in record:
+            continue
+        known = states.get(path) if isinstance(path, str) else None
+        if isinstance(path, str) and (known is None or record["t"] < known["t"]):
+            states[path] = record
+    return states
+
+
 def added_natively(
     records: list[Record], state: dict[str, Record], claims: Claims, edits: Edits
 ) -> list[Record]:
@@ -105,6 +124,7 @@ def restore(
         if others.get(path, 0.0) > _last_write(records, path) or claims.sharers(path):
             continue  # another job wrote it since: not the person's edit
         _keep_persons_edit(path, state.pop(path), run_dir / ORIGINALS_DIR, cwd, done)
+    folders = _folders_to_set(records, edits, done)
     by_depth = sorted(state, key=lambda p: p.count(os.sep))
     # Running jobs that wrote a path after this one: they keep it, and its original.
     sharers = {path: claims.sharers(path) for path in by_depth if state[path]["kind"] != "dir"}
@@ -114,14 +134,75 @@ def restore(
             kept = _kept_at(outputs_root, cwd, path)
             _take_job_version(path, record, kept, bool(sharers.get(path)), done)
         except OSError as exc:
-            done.problems.append(f"cannot move the job's {path} into the run directory ({exc})")
+            _not_kept(path, record, exc, done)
     for path in by_depth:
         record = state[path]
         try:
             done.originals += _put_back(path, record, run_dir, sharers.get(path, []), records)
         except OSError as exc:
-            done.problems.append(f"cannot restore {path} ({exc})")
+            done.problems.append(f"cannot restore {path} ({_reason(exc)})")
+    _set_folders(folders, claims, done)
     return done
+
+
+def _folders_to_set(records: list[Record], edits: Edits, done: Restored) -> dict[str, Record]:
+    """The folders whose mode and times go back: not those the person changed meanwhile
+    (an edit of a name in it, or after a kill any change once the job was dead)."""
+    states = folder_states(records)
+    touched = {os.path.dirname(p) for p, edit in edits.last.items() if edit is not None}
+    keep = {}
+    for folder, record in states.items():
+        if folder in touched:
+            continue
+        if edits.until is not None and _changed_since(folder, edits.until):
+            continue
+        keep[folder] = record
+    return keep
+
+
+def _changed_since(path: str, until_ns: int) -> bool:
+    try:
+        return os.lstat(path).st_ctime_ns > until_ns
+    except OSError:
+        return False  # gone: made again from its record
+
+
+def _set_folders(folders: dict[str, Record], claims: Claims, done: Restored) -> None:
+    """Deepest first, as putting a name back changes its folder's times. A folder that a
+    running job also changes is its to set: the original state is handed over."""
+    others = claims.in_folders(set(folders))
+    for folder in sorted(folders, key=lambda p: -p.count(os.sep)):
+        record = folders[folder]
+        try:
+            if folder in others:
+                append_to(others[folder], {**record, "kind": "folder", "how": "handover"})
+            elif os.path.isdir(folder) and not os.path.islink(folder):
+                backup.set_folder_state(folder, record)
+        except OSError as exc:
+            done.notes.append(f"the mode and times of {folder} could not be put back "
+                              f"({_reason(exc)})")  # fmt: skip
+
+
+def _not_kept(path: str, record: Record, exc: OSError, done: Restored) -> None:
+    """The job's version of ``path`` cannot go into the run directory (a full disk): the
+    user's tree comes first, so it leaves the tree all the same, and that is said."""
+    kind, reason = record["kind"], _reason(exc)
+    try:
+        if kind == "absent" and record.get("how") != "listing":
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            elif os.path.lexists(path):
+                os.unlink(path)
+        elif kind == "file" and record.get("how") != "append" and os.path.lexists(path):
+            os.unlink(path)  # room for the original, which comes back from its backup next
+    except OSError as again:
+        done.problems.append(f"cannot take the job's {path} out of your folder ({_reason(again)})")
+        return
+    done.notes.append(f"the job's version of {path} could not be kept ({reason})")
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 def _take_job_version(path: str, record: Record, kept: Path, shared: bool, done: Restored) -> None:
@@ -135,8 +216,8 @@ def _take_job_version(path: str, record: Record, kept: Path, shared: bool, done:
         _copy_tail(path, kept, record["length"])
         done.outputs.append(Output(requested=path, written=str(kept), change="appended"))
         return
-    if kind == "file" and _same_file(path, record.get("backup", "")):
-        return  # linked aside and never changed (a failed remove)
+    if kind == "file" and backup.already_back(path, record.get("backup", "")):
+        return  # linked aside and never changed (a failed remove), or put back already
     change = "created" if kind == "absent" else "changed"
     kept.parent.mkdir(parents=True, exist_ok=True)
     if kind == "shared" or shared:
@@ -161,7 +242,7 @@ def _put_back(
     if kind == "dir":
         if os.path.isdir(path):
             return 0
-        os.makedirs(path, exist_ok=True)
+        os.makedirs(path, exist_ok=True)  # its mode and times: ``_set_folders``
         return 1
     if kind != "file":
         return 0
@@ -178,11 +259,11 @@ def _put_back(
         log = sharers[0]
         moved = log.parent / BACKUPS_DIR / f"from-{run_dir.name}-{aside.name}"
         moved.parent.mkdir(exist_ok=True)
-        os.rename(aside, moved)
+        backup.move(str(aside), str(moved))
         append_to(log, {"kind": "file", "path": path, "backup": str(moved), "how": "handover"})
         return 0
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    os.replace(aside, path)
+    backup.put_back(str(aside), path)
     return 1
 
 
@@ -209,7 +290,7 @@ def _keep_persons_edit(
         kept = _kept_at(originals, cwd, path)
         kept.parent.mkdir(parents=True, exist_ok=True)
         try:
-            os.replace(record["backup"], kept)
+            backup.move(record["backup"], str(kept))
             where = str(kept)
         except OSError as exc:
             done.problems.append(f"cannot keep the original of {path} ({exc})")
@@ -256,10 +337,7 @@ def _move(src: str, dst: Path) -> None:
             _move(os.path.join(src, name), dst / name)
         os.rmdir(src)
         return
-    try:
-        os.replace(src, dst)
-    except OSError:
-        shutil.move(src, dst)  # another file system: the one case with a copy
+    backup.move(src, str(dst))
 
 
 def _link_or_copy(src: str, dst: Path) -> None:
@@ -274,10 +352,3 @@ def _link_or_copy_file(src: str, dst: str) -> None:
         os.link(src, dst)
     except OSError:
         shutil.copy2(src, dst)
-
-
-def _same_file(path: str, other: str) -> bool:
-    try:
-        return os.path.samefile(path, other)
-    except OSError:
-        return False

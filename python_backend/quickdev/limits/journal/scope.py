@@ -4,7 +4,8 @@ Everything under the job's working directory is the user's tree, except quick-de
 own runs root. Outside it, a job also writes where nobody keeps anything by hand:
 the Python installation (bytecode), caches (``~/.cache``: torch hub, datasets), the
 temporary directory, and the kernel's pseudo file systems. Those are left alone;
-anything else the job touches (a checkpoint in ``~/models``) is journaled too.
+anything else the job touches (a checkpoint in ``~/models``) is journaled too, and so
+is the target of a link in the user's tree, wherever it is (``reachable``).
 """
 
 from __future__ import annotations
@@ -30,14 +31,22 @@ class Scope:
         places += [p for p in sysconfig.get_paths().values() if p]
         places += [p for p in [*site.getsitepackages(), site.getusersitepackages()] if p]
         self.elsewhere = tuple(sorted({_dir_prefix(Path(p)) for p in places}))
+        self.system = tuple(_dir_prefix(Path(p)) for p in _SYSTEM)
 
     def keeps(self, path: str) -> bool:
         """Whether a change at the absolute, normalized ``path`` is journaled."""
-        if path.startswith(self.runs_root) or path + os.sep == self.runs_root:
+        inside = path + os.sep  # a folder named by a prefix counts as in it (the cache's own)
+        if inside.startswith(self.runs_root):
             return False
-        if path.startswith(self.cwd):
+        if inside.startswith(self.cwd):
             return True
-        return not path.startswith(self.elsewhere)
+        return not inside.startswith(self.elsewhere)
+
+    def reachable(self, path: str) -> bool:
+        """Whether the target of a link in the user's tree is journaled: wherever it is
+        (``/tmp``, another disk), but never in a runs root or a pseudo file system."""
+        inside = path + os.sep
+        return not (inside.startswith(self.runs_root) or inside.startswith(self.system))
 
 
 def _dir_prefix(path: Path) -> str:
