@@ -22,7 +22,9 @@ from quickdev.rundir.result import read_result
 
 
 def recover(runs_root: Path) -> list[str]:
-    """Restore every killed job's changes under ``runs_root``; one line per job restored."""
+    """Restore every killed job's changes under ``runs_root``; one line per job restored.
+    Never raises for the file system (a full disk): what could not be done is in the line,
+    and a log not finished is tried again by the next command."""
     lines = []
     try:
         logs = sorted(runs_root.glob(f"*/{JOURNAL_FILE}"))
@@ -31,22 +33,38 @@ def recover(runs_root: Path) -> list[str]:
     for log in logs:
         if writer_alive(log):
             continue
-        run_dir = log.parent
-        claims = Claims(run_dir)
-        with claims.locked():
-            if not log.exists() or writer_alive(log):
-                continue  # another command got there first
-            records = read_records(log)
-            done = restore(run_dir, records, claims)
-            manifest_path = run_dir / MANIFEST_FILE
-            since = manifest_path.stat().st_mtime if manifest_path.exists() else 0.0
-            until = alive_until(log)
-            safety.check(done, Manifest.read(manifest_path), records, run_dir, since, until)
-            _note_in_result(run_dir, done)
-            if not done.problems:
-                os.replace(log, run_dir / JOURNAL_DONE)
-        lines.append(_line(run_dir, done))
+        try:
+            line = _recover_one(log)
+        except OSError as exc:
+            line = (
+                f"quickdev: could not finish putting back the files of the killed run "
+                f"{log.parent.name} ({exc.strerror or exc}); the next quickdev command "
+                f"tries again"
+            )
+        if line is not None:
+            lines.append(line)
     return lines
+
+
+def _recover_one(log: Path) -> str | None:
+    run_dir = log.parent
+    claims = Claims(run_dir)
+    with claims.locked():
+        if not log.exists() or writer_alive(log):
+            return None  # another command got there first
+        records = read_records(log)
+        done = restore(run_dir, records, claims)
+        manifest_path = run_dir / MANIFEST_FILE
+        since = manifest_path.stat().st_mtime if manifest_path.exists() else 0.0
+        until = alive_until(log)
+        safety.check(done, Manifest.read(manifest_path), records, run_dir, since, until)
+        try:
+            _note_in_result(run_dir, done)
+        except OSError as exc:  # a full disk: the files are back all the same
+            done.notes.append(f"its result.json could not be updated ({exc.strerror or exc})")
+        if not done.problems:
+            os.replace(log, run_dir / JOURNAL_DONE)
+    return _line(run_dir, done)
 
 
 def _line(run_dir: Path, done: Restored) -> str:
@@ -59,6 +77,9 @@ def _line(run_dir: Path, done: Restored) -> str:
     unseen = done.safety.not_restored if done.safety else []
     if unseen:
         line += f"; not put back (no copy was kept): {', '.join(u.path for u in unseen)}"
+    if done.notes:
+        more = f"; and {len(done.notes) - 2} more like it" if len(done.notes) > 2 else ""
+        line += "; " + "; ".join(done.notes[:2]) + more
     if done.problems:
         line += f" ({len(done.problems)} could not be restored: {done.problems[0]})"
     return line
