@@ -323,6 +323,11 @@ def main(argv: Sequence[str] | None = None, warm: WarmStart | None = None) -> in
     try:
         own, script_args = _split_script_args(args)
         ns = build_parser().parse_args(memory_forecast_alone(own))
+        if ns.command == "run" and not ns.keep_outputs and warm is None:
+            # Every process of the job interposed: this one restarts with it, if it can.
+            from quickdev.limits.journal.interposer import preload
+
+            preload()
         _finish_killed_jobs(getattr(ns, "runs_dir", None))
         if ns.command == "run":
             options = run_options(ns, script_args)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from quickdev.limits.journal import interposer
 from quickdev.rundir.ids import create_run_dir
 
 from tests.limits.journal import writers
@@ -86,8 +87,9 @@ def test_a_failing_job_is_restored_too(run_quickdev: Any, tmp_path: Path) -> Non
 def test_a_backup_that_cannot_be_written_is_a_one_line_error(
     run_quickdev: Any, tmp_path: Path
 ) -> None:
-    # A change in place needs a copy of the original; a full disk (a file-size limit here)
-    # refuses it. (An append needs none: see test_journal_files.py.)
+    # A change in place needs a copy of the original; a full disk (a file-size limit here,
+    # which binds this process only: the Python-level journal, which copies in the job's
+    # own process) refuses it. A real full disk, interposed: test_journal_full_disk.py.
     root = _user_tree(tmp_path)
     (root / "logs" / "train.log").write_bytes(b"line\n" * 20_000)
     (root / "append.py").write_text(
@@ -96,7 +98,7 @@ def test_a_backup_that_cannot_be_written_is_a_one_line_error(
         "open('logs/train.log', 'r+').write('more')\n"
     )
     before = snapshot(root)
-    run = run_quickdev("append.py", cwd=root)
+    run = run_quickdev("append.py", cwd=root, env={interposer.OFF_ENV: "1"})
     assert run.result["status"] == "failed"
     message = run.result["error"]["message"]
     assert message.startswith("quickdev: cannot keep a copy of ") and "\n" not in message

@@ -234,6 +234,9 @@ class FileSafety:
     # method for now; ``why`` says why not a copy-on-write view of the folder).
     method: str = "journal"
     why: str = ""
+    # The writers whose changes the journal kept the originals of, and where that was not
+    # every process of the job, why (no C compiler, the interposer switched off).
+    writers: str = ""
     # The manifest of the working folder taken at start, to find changes no journal saw.
     checked_files: int = 0
     check_bound: int = 0  # files beyond it are not checked (``complete`` false)

@@ -13,6 +13,11 @@ import sys
 # As quickdev/__main__.py: the working directory is not where modules come from.
 sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from quickdev.limits.journal.interposer import preload  # noqa: E402
+
+# The jobs it forks have the file interposer, dormant until their journal starts.
+preload()
+
 from quickdev.options import WARM_START_GLOBAL  # noqa: E402
 from quickdev.warm.zygote import serve  # noqa: E402
 

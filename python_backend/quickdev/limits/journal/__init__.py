@@ -19,109 +19,40 @@ atomic ``os.replace``) or removed is a rename or a hard link: a multi-GB checkpo
 costs no copy. Only a file opened to change in place (``"a"``, ``"r+"``) is copied,
 as a reflink where the file system can clone (``backup``).
 
-Modules: ``scope`` (which paths count), ``records`` (the log), ``backup`` (putting
-originals aside), ``journal`` (first touch of each path), ``claims`` (two jobs, one
-folder), ``hook`` (the audit hook), ``registry`` and ``native`` (libraries that write
-from native code), ``edits`` (the person's own edits win), ``manifest`` (the safety
-net: changes no journal saw are named), ``restore`` (putting it back), ``recover``
-(after a kill), ``loggers`` (logger stores pointed into the run directory),
-``children`` (Python child processes), ``safety`` (what result.json says of it all).
+Every process of the job, every writer: the C library's file calls of the job and of
+everything it starts (Python, torch's C++ writers, SQLite, HDF5, OpenCV, ``cp``, a shell's
+``>>``) are interposed (``interpose.c``) and asked of one journal process (``service``),
+which keeps each path's original once, whichever process changes it first. Where the
+interposer cannot be built or loaded, the Python-level journal stands in (``hook``,
+``registry``, ``children``).
+
+Modules: ``session`` (one job's journal, start to end), ``scope`` (which paths count),
+``records`` (the log), ``backup`` (putting originals aside, on any file system),
+``journal`` (first touch of each path), ``claims`` (two jobs, one folder),
+``interpose.c``, ``interposer`` and ``service`` (every process's file calls), ``hook``
+(the audit hook), ``registry`` and ``native`` (libraries that write from native code),
+``edits`` (the person's own edits win), ``manifest`` (the safety net: changes no journal
+saw are named), ``restore`` (putting it back), ``recover`` (after a kill), ``loggers``
+(logger stores pointed into the run directory), ``children`` (Python child processes),
+``safety`` (what result.json says of it all).
+
+Importing this package imports none of them: the language server (``recover``) and the
+journal process (``service``) load only what they use.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-import threading
-import time
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from quickdev.limits.journal import children, edits, hook, manifest, native, safety
-from quickdev.limits.journal.claims import Claims
-from quickdev.limits.journal.journal import Journal
-from quickdev.limits.journal.records import JournalLog, read_records
-from quickdev.limits.journal.restore import Restored, restore
-from quickdev.limits.journal.scope import Scope
-from quickdev.limits.patching import Patcher
-from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE, MANIFEST_FILE
-from quickdev.threads import is_own_thread
+if TYPE_CHECKING:
+    from quickdev.limits.journal.session import LATE_THREAD_GRACE_S, JournalSession, install
 
-LATE_THREAD_GRACE_S = 5.0
+__all__ = ["LATE_THREAD_GRACE_S", "JournalSession", "install"]
 
 
-class JournalSession:
-    """One job's journal, from before the user's code runs to the restore at its end."""
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from quickdev.limits.journal import session
 
-    def __init__(self, run_dir: Path, cwd: Path) -> None:
-        self.run_dir = run_dir
-        self.pid = os.getpid()
-        self.log = JournalLog(run_dir / JOURNAL_FILE)
-        self.log.append(
-            {"kind": "start", "pid": os.getpid(), "cwd": str(cwd), "run_dir": str(run_dir)}
-        )
-        self.claims = Claims(run_dir)
-        self.journal = Journal(run_dir, self.log, Scope(cwd, run_dir.parent), self.claims)
-        self.restored: Restored | None = None
-        self.threads_before = {t.ident for t in threading.enumerate()}
-        self.started = time.time()
-        self.manifest = manifest.take(cwd, run_dir.parent)
-        self.manifest.write(run_dir / MANIFEST_FILE)
-        self.watcher = edits.start(self.log)
-        if self.watcher is not None:
-            self.journal.original_kept = self.watcher.original_kept
-            self.journal.folder_listed = self.watcher.folder_listed
-
-    def finish(self) -> Restored:
-        """Put the tree back; once (a kill during the restore must not start a second)."""
-        if os.getpid() != self.pid:
-            return Restored()  # a forked child that returned: the job restores, not it
-        if self.restored is not None:
-            return self.restored
-        self.restored = Restored()
-        late = self._wait_for_threads()
-        self.journal.close({t.ident for t in late if t.ident is not None})
-        if self.watcher is not None:
-            self.watcher.stop()
-        with self.claims.locked():
-            records = read_records(self.run_dir / JOURNAL_FILE)
-            done = restore(self.run_dir, records, self.claims, at_job_end=True)
-        safety.check(done, self.manifest, records, self.run_dir, self.started)
-        self.restored = done
-        if not done.problems:
-            self.log.finish(self.run_dir / JOURNAL_DONE)
-        else:
-            self.log.close()  # left for recovery to try again
-        return done
-
-    def _wait_for_threads(self) -> list[threading.Thread]:
-        """Threads the job started that still run. A non-daemon one (Python waits for it
-        at exit) gets a grace period to finish its writes before the restore."""
-        deadline = time.monotonic() + LATE_THREAD_GRACE_S
-        late = []
-        for thread in threading.enumerate():
-            if thread.ident in self.threads_before or thread is threading.current_thread():
-                continue
-            if is_own_thread(thread):  # the sampler stops after the restore, by design
-                continue
-            if not thread.daemon:
-                thread.join(max(0.0, deadline - time.monotonic()))
-            if thread.is_alive():
-                late.append(thread)
-        return late
-
-    def release(self) -> None:
-        """Patches undone: the hook stops, unless it must go on refusing late threads."""
-        if not self.journal.refused:
-            hook.activate(None)
-
-
-def install(patcher: Patcher, run_dir: Path) -> JournalSession:
-    session = JournalSession(run_dir, Path.cwd())
-    native.install(patcher)
-    children.install(patcher, run_dir)
-    # Bytecode the job's imports would write into the user's tree is not the job's output.
-    patcher.set(sys, "dont_write_bytecode", True)
-    patcher.set(os, "open", hook.open_at(os.open))
-    hook.activate(session.journal)
-    patcher.on_undo(session.release)
-    return session
+        return getattr(session, name)
+    raise AttributeError(name)

@@ -216,3 +216,13 @@ def _reflink(source: str, target: str) -> bool:
         except OSError:
             return False
     return True
+
+
+def recreate_empty(path: str, st: os.stat_result) -> None:
+    """After a rename aside the path is empty, as a truncating open would leave it anyway;
+    an open without O_CREAT (``os.open(p, O_WRONLY | O_TRUNC)``) still finds a file."""
+    # mknod, not open: no file is opened to write, so no notice of a write (``edits``).
+    try:
+        os.mknod(path, stat.S_IFREG | stat.S_IMODE(st.st_mode))
+    except PermissionError:  # systems where only root makes regular files so
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(st.st_mode)))

@@ -13,7 +13,11 @@ environment, and a ``.pth`` file is only read from site-packages.
 Fork children (``multiprocessing``'s default on Linux, ``os.fork``) inherit the active
 hook and journal as they are and need nothing here.
 
-Not covered: children that are not Python (a shell's ``cp``, ``tar``, a compiled tool),
+In an interposed job (``interposer``) every child, Python or not, asks the job's journal
+process about its file calls itself; a Python child joins only for the native writers
+that call the system past the C library, as the job does.
+
+Not covered here: children that are not Python (a shell's ``cp``, ``tar``, a compiled tool),
 a Python started with ``-S``, ``-I`` or ``-E`` (no ``sitecustomize``, or no
 ``PYTHONPATH``) and a Python that cannot import this package (another version). Child
 processes do not outlive the job (``quickdev.job.children``).
@@ -41,14 +45,13 @@ def site_environment() -> dict[str, str]:
     return {PACKAGE_ENV: str(HOOK_DIR.parents[1]), "PYTHONPATH": os.pathsep.join(paths)}
 
 
+# Bytecode a child's imports would write into the user's tree is not the job's.
+NO_BYTECODE = {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def environment(run_dir: Path) -> dict[str, str]:
     """What the job's children inherit."""
-    return {
-        ENV: str(run_dir),
-        **site_environment(),
-        # Bytecode a child's imports would write into the user's tree is not the job's.
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
+    return {ENV: str(run_dir), **site_environment(), **NO_BYTECODE}
 
 
 def install(patcher: Patcher, run_dir: Path) -> None:
@@ -58,7 +61,7 @@ def install(patcher: Patcher, run_dir: Path) -> None:
 
 def join(run_dir: Path) -> None:
     """In a child interpreter: journal this process's changes into the job's log."""
-    from quickdev.limits.journal import hook, native
+    from quickdev.limits.journal import hook, interposer, native
     from quickdev.limits.journal.claims import Claims
     from quickdev.limits.journal.journal import Journal
     from quickdev.limits.journal.records import JournalLog, read_records
@@ -73,4 +76,10 @@ def join(run_dir: Path) -> None:
     journal = Journal(run_dir, log, Scope(Path(start["cwd"]), run_dir.parent), Claims(run_dir))
     native.install(Patcher())  # undone with the process
     sys.dont_write_bytecode = True
-    hook.activate(journal)
+    if interposer.SOCKET_ENV in os.environ and interposer.loaded():
+        # Its file calls are asked of the job's journal process; here only the native
+        # writers that bypass the C library, as in the job.
+        journal.lists_folders = False
+        hook.activate(journal, files=False, pause=interposer.pause)
+    else:
+        hook.activate(journal)

@@ -18,6 +18,7 @@ import functools
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from quickdev.limits.journal.journal import Journal
@@ -28,11 +29,26 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _active: Journal | None = None
 _installed = False
 _busy = threading.local()
+_handlers: dict[str, Any] = {}
 
 
-def activate(journal: Journal | None) -> None:
-    global _active, _installed
+def _no_pause(on: int) -> None:
+    """Without an interposer there is nothing to pause."""
+
+
+_pause: Callable[[int], None] = _no_pause
+
+
+def activate(
+    journal: Journal | None, *, files: bool = True, pause: Callable[[int], None] | None = None
+) -> None:
+    """``files`` False: only the native writers' announcements and events (an interposed
+    job, whose file calls the journal process sees); ``pause``: stops the interposer
+    asking about the journal's own changes in this thread while it makes them."""
+    global _active, _installed, _handlers, _pause
     _active = journal
+    _handlers = _HANDLERS if files else _NATIVE_HANDLERS
+    _pause = pause or _no_pause
     if journal is not None and not _installed:
         sys.addaudithook(_hook)
         _installed = True
@@ -45,13 +61,15 @@ def active() -> Journal | None:
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     # Called for every audited event in the process (id(), getattr, imports): the
     # first test must be the cheapest one.
-    handler = _HANDLERS.get(event)
+    handler = _handlers.get(event)
     if handler is None or _active is None or getattr(_busy, "on", False):
         return
     _busy.on = True  # the journal's own renames and opens are not the job's
+    _pause(1)
     try:
         handler(_active, args)
     finally:
+        _pause(0)
         _busy.on = False
 
 
@@ -60,10 +78,12 @@ def announce(found: list[tuple[str, Action]]) -> None:
     if not found or _active is None or getattr(_busy, "on", False):
         return
     _busy.on = True
+    _pause(1)
     try:
         for path, action in found:
             _before_native(_active, path, action)
     finally:
+        _pause(0)
         _busy.on = False
 
 
@@ -167,6 +187,7 @@ _HANDLERS = {
     "os.utime": _one_path("before_update"),
     "os.link": lambda j, a: _one_path("before_create")(j, (a[1], a[3])),
     "os.symlink": lambda j, a: _one_path("before_create")(j, (a[1], a[2])),
-    # Native libraries that raise an event of their own with the path (SQLite).
-    **{w.event: _native_event(w) for w in WRITERS if w.event},
 }
+# Native libraries that raise an event of their own with the path (SQLite).
+_NATIVE_HANDLERS = {w.event: _native_event(w) for w in WRITERS if w.event}
+_HANDLERS.update(_NATIVE_HANDLERS)

@@ -24,7 +24,6 @@ of the failure, naming the file, and the file is left as it was.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 import sys
@@ -35,28 +34,15 @@ from pathlib import Path
 
 from quickdev.limits.journal import backup
 from quickdev.limits.journal.claims import Claims
+from quickdev.limits.journal.guards import LogTail, first_guard, learn, may_destroy
 from quickdev.limits.journal.records import JournalLog, Record, append_to, writer_alive
+from quickdev.limits.journal.refusals import JournalRefused, LateChangeRefused, cannot_keep
 from quickdev.limits.journal.scope import Scope
 from quickdev.rundir.layout import BACKUPS_DIR, JOURNAL_FILE
 
 # A folder with more names than this (a data set's) is not listed: too costly to record,
 # and a job adding a file to it natively is left undetected.
 MAX_LISTING = 10_000
-GUARDS = ("file", "absent", "dir", "shared")  # the kinds that say what a path held before
-
-
-class JournalRefused(OSError):
-    """A change refused to the script as the system refuses one (``errno``), in one line."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(code, message)
-
-    def __str__(self) -> str:
-        return str(self.strerror)
-
-
-class LateChangeRefused(JournalRefused, PermissionError):
-    """A thread still running once the tree is restored may change nothing in it."""
 
 
 class Journal:
@@ -72,7 +58,7 @@ class Journal:
         # Inodes a hard-link backup shares with a live path (whatever its name now):
         # changing one in place would change the backup too, so it becomes a copy first.
         self._linked: dict[tuple[int, int], Record] = {}
-        self._offset = 0  # how far this process has read the log (``_catch_up``)
+        self._tail = LogTail(log.path)  # what the log says that this process has not read
         self._lock = threading.RLock()
         self._count = 0
         self._listed: set[str] = set()
@@ -80,7 +66,13 @@ class Journal:
         # Called with each path whose original is kept, before the change (``edits``).
         self.original_kept: Callable[[str], None] = lambda path: None
         self.folder_listed: Callable[[str], None] = lambda folder: None
-        self.refused: set[int] | None = None
+        # Names in the folders the job opens files in are recorded (``saw``) where native
+        # writers are not seen otherwise; the interposer (``service``) sees them.
+        self.lists_folders = True
+        # The process and thread making the change: this one's, or in the journal process
+        # the asking one's (``service``).
+        self.actor: tuple[int, int] | None = None
+        self.refused: dict[int, str] | None = None  # thread id -> name, once the job ended
         self._refusals: set[str] = set()
 
     # What the job is about to do, one method per kind of change. A change that writes
@@ -91,8 +83,8 @@ class Journal:
         target, linked = self._followed(path)
         self._touch(target, action, wrote=True, linked=linked)
 
-    def before_update(self, path: str) -> None:
-        target, linked = self._followed(path)
+    def before_update(self, path: str, *, follow: bool = True) -> None:
+        target, linked = self._followed(path) if follow else (path, False)
         self._touch(target, "update", wrote=True, linked=linked)
 
     def before_remove(self, path: str) -> None:
@@ -120,7 +112,7 @@ class Journal:
         native writer (C's ``fopen``) adds there is known to be the job's; one that someone
         else makes there meanwhile is theirs (``edits`` watches the folder from now on)."""
         folder = os.path.dirname(path)
-        if folder in self._listed or not self.scope.keeps(path):
+        if not self.lists_folders or folder in self._listed or not self.scope.keeps(path):
             return
         with self._lock:
             if folder in self._listed:
@@ -134,18 +126,18 @@ class Journal:
             if len(names) <= MAX_LISTING:
                 self._append({"kind": "listing", "path": folder, "names": names})
 
-    def close(self, refused: set[int]) -> None:
-        """The tree is restored: from now on the threads ``refused`` (still running after
-        the job ended) may change nothing the journal keeps, and others are not journaled."""
+    def close(self, refused: dict[int, str]) -> None:
+        """The tree is restored: from now on the threads ``refused`` (id -> name: still
+        running after the job ended) may change nothing the journal keeps, and others are
+        not journaled."""
         self.refused = refused
 
-    def _refuse(self, path: str) -> None:
+    def _refuse(self, path: str, name: str) -> None:
         """A thread still running after the job ended tries to change ``path``: refused, and
         said once on stderr, since a library's thread may swallow the error. A thread that
         changes nothing (tqdm's monitor, a logger's writer) is never named."""
         message = (
-            f"quickdev: the job has ended and {path} is restored; "
-            f"thread {threading.current_thread().name!r} may not change it"
+            f"quickdev: the job has ended and {path} is restored; thread {name!r} may not change it"
         )
         if message not in self._refusals:
             self._refusals.add(message)
@@ -172,16 +164,18 @@ class Journal:
         if not (self.scope.keeps(path) or (linked and self.scope.reachable(path))):
             return
         if self.refused is not None:
-            if threading.get_ident() in self.refused:
-                self._refuse(path)
+            thread = self.actor[1] if self.actor else threading.get_ident()
+            if thread in self.refused:
+                self._refuse(path, self.refused[thread])
             return
         try:
             self.saw(path)
             self._note_folder(os.path.dirname(path))
             self._first_touch(path, action, tree)
             if wrote:  # after the original's record (the watcher needs it first), before
+                pid = self.actor[0] if self.actor else os.getpid()
                 self._append(
-                    {"kind": "wrote", "path": path, "t": time.time(), "pid": os.getpid(),
+                    {"kind": "wrote", "path": path, "t": time.time(), "pid": pid,
                      "native": native}
                 )  # fmt: skip
         except JournalRefused:
@@ -198,7 +192,7 @@ class Journal:
             guard = self._guards.get(path)
             if (
                 guard is not None
-                and not _may_destroy(guard, action)
+                and not may_destroy(guard, action)
                 and not self._shares(path, action)
             ):
                 return
@@ -291,13 +285,13 @@ class Journal:
             if action == "replace":
                 how = backup.rename_aside(path, aside)
                 if how == "rename" and not stat.S_ISLNK(st.st_mode):
-                    _recreate_empty(path, st)
+                    backup.recreate_empty(path, st)
             elif action == "keep":
                 how = backup.link_aside(path, aside)
             else:
                 how = backup.copy_aside(path, aside)
         except OSError as exc:
-            raise _cannot_keep(path, exc) from None
+            raise cannot_keep(path, exc) from None
         guard = {**record, "how": how}
         self._guards[path] = guard
         if how == "link":
@@ -316,7 +310,7 @@ class Journal:
         log = Path(guard["owner"]) / JOURNAL_FILE
         if not writer_alive(log):
             return  # it has ended: it handed the original over (to this job or another)
-        original = _first_guard(log, path)
+        original = first_guard(log, path)
         if original is not None and original["kind"] == "file":
             self._protect(path, original, action, log)
             guard["original"] = original
@@ -337,7 +331,7 @@ class Journal:
         try:
             backup.copy_prefix(path, aside, guard)
         except OSError as exc:
-            raise _cannot_keep(path, exc) from None
+            raise cannot_keep(path, exc) from None
         guard.clear()
         guard.update(record)
 
@@ -362,79 +356,18 @@ class Journal:
             backup.copy_aside(aside, Path(fresh))
             os.replace(fresh, aside)
         except OSError as exc:
-            raise _cannot_keep(path, exc) from None
+            raise cannot_keep(path, exc) from None
         guard["how"] = "copy"
 
     def _catch_up(self) -> None:
         """What the other processes journaling into this log recorded since this one last
         looked (their guards), so that a path has one original whoever saw it first."""
-        try:
-            with open(self.log.path, "rb") as f:
-                f.seek(self._offset)
-                data = f.read()
-        except OSError:
-            return
-        whole = data.rfind(b"\n") + 1
-        self._offset += whole
-        for line in data[:whole].split(b"\n"):
-            if not line or b'"kind": "wrote"' in line:
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            learnt = isinstance(record, dict) and _learn(self._guards, record)
-            if learnt and record.get("how") == "link" and "ino" in record:
+        for record in self._tail.new_records():
+            if learn(self._guards, record) and record.get("how") == "link" and "ino" in record:
                 self._linked[(record["dev"], record["ino"])] = record
 
     def _append(self, record: Record) -> None:
         self.log.append(record)
-
-
-def _may_destroy(guard: Record, action: str) -> bool:
-    """Whether ``action`` could destroy the original ``guard`` keeps without a copy."""
-    if guard["kind"] == "shared":
-        original = guard.get("original")
-        return original is None or _may_destroy(original, action)
-    how = guard.get("how")
-    return (how == "append" and action != "append") or (how == "link" and action != "keep")
-
-
-def _learn(guards: dict[str, Record], record: Record) -> bool:
-    """``record`` read from a log: the guard of its path, where it is one that counts."""
-    path, kind = record.get("path"), record.get("kind")
-    if not isinstance(path, str) or kind not in GUARDS:
-        return False
-    if kind == "file" and not (record.get("how") == "append" or os.path.lexists(
-            record.get("backup", ""))):  # fmt: skip
-        return False  # its backup never happened: neither did the change
-    known = guards.get(path)
-    if (
-        known is None
-        or record.get("promotes")
-        or (known["kind"] == "shared" and record.get("how") == "handover")
-    ):
-        guards[path] = record
-        return True
-    return False
-
-
-def _first_guard(log: Path, path: str) -> Record | None:
-    from quickdev.limits.journal.records import read_records
-
-    guards: dict[str, Record] = {}
-    for record in read_records(log):
-        if record.get("path") == path:
-            _learn(guards, record)
-    return guards.get(path)
-
-
-def _cannot_keep(path: str, exc: OSError) -> JournalRefused:
-    return JournalRefused(
-        exc.errno or errno.EIO,
-        f"quickdev: cannot keep a copy of {path} before the job changes it "
-        f"({exc.strerror or exc}); the file was left as it was",
-    )
 
 
 def _lstat(path: str) -> os.stat_result | None:
@@ -449,13 +382,3 @@ def _same_file(path: str, other: str) -> bool:
         return os.path.samefile(path, other)
     except OSError:
         return False
-
-
-def _recreate_empty(path: str, st: os.stat_result) -> None:
-    """After a rename aside the path is empty, as a truncating open would leave it anyway;
-    an open without O_CREAT (``os.open(p, O_WRONLY | O_TRUNC)``) still finds a file."""
-    # mknod, not open: no file is opened to write, so no notice of a write (``edits``).
-    try:
-        os.mknod(path, stat.S_IFREG | stat.S_IMODE(st.st_mode))
-    except PermissionError:  # systems where only root makes regular files so
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(st.st_mode)))
