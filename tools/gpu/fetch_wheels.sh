@@ -46,7 +46,7 @@ for n in 17 27 28 31 34 35; do platforms+=(--platform "manylinux_2_${n}_x86_64")
 PIP_CONSTRAINT= "$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: \
   --python-version 3.12 --implementation cp --abi cp312 --abi abi3 --abi none \
   "${platforms[@]}" --platform manylinux2014_x86_64 --platform manylinux1_x86_64 \
-  --platform any -d "$DEST" "${pins[@]}"
+  --platform any -d "$DEST" "${pins[@]}" 2> >(grep -v "^WARNING: Location" >&2)
 
 count=$(ls "$DEST"/*.whl | wc -l)
 size=$(du -sh "$DEST" | cut -f1)
