@@ -36,9 +36,9 @@ from quickdev.job.hard_stop import (
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
 from quickdev.job.recorded import copy_recorded, initial_limits
-from quickdev.job.report import summarize
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
+from quickdev.job.terminal_summary import summarize
 from quickdev.limits.budget import NONFINITE, Budget, StopJob
 from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.patching import Patcher

@@ -10,7 +10,7 @@ budget; a spawn or forkserver child builds them at start-up from the job's optio
 deadline, writes ``RUN_DIR/children/<pid>/result.json``, and its output joins the
 run's ``output.log``. When the script ends, the job waits for the processes Python
 would wait for, ends the rest (``lifetime``) and merges their results into its own
-(``report``). DataLoader workers are not among them: the limits run loaders without
+(``results``). DataLoader workers are not among them: the limits run loaders without
 workers.
 """
 
@@ -30,7 +30,7 @@ from typing import Any
 from quickdev.job import output_tee
 from quickdev.job.children import lifetime
 from quickdev.job.children.child import ChildJob
-from quickdev.job.children.report import merge_children
+from quickdev.job.children.results import merge_children
 from quickdev.job.children.spawned import PARENT_ENV, SETUP_ENV
 from quickdev.job.distributed.rank import options_from_json, options_to_json
 from quickdev.limits.budget import Budget

@@ -113,7 +113,7 @@ def run_distributed(options: RunOptions) -> int:
 
 def _summary(merged: dict[str, Any]) -> str:
     """The terminal summary of the merged result, and a line per rank."""
-    from quickdev.job.report import summarize
+    from quickdev.job.terminal_summary import summarize
 
     ranks = ", ".join(f"rank {r['rank']} {r['status']}" for r in merged["ranks"])
     return f"{summarize(JobResult.from_dict(merged))}\n  ranks: {ranks}"
