@@ -32,12 +32,11 @@ from quickdev.job.children import lifetime
 from quickdev.job.children.child import ChildJob
 from quickdev.job.children.results import merge_children
 from quickdev.job.children.spawned import PARENT_ENV, SETUP_ENV
-from quickdev.job.distributed.rank import options_from_json, options_to_json
 from quickdev.limits.budget import Budget
 from quickdev.limits.journal.children import site_environment
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
-from quickdev.options import Budgets, RunOptions
+from quickdev.options import Budgets, RunOptions, options_from_json, options_to_json
 from quickdev.rundir.result import JobResult
 
 # After the script, for processes the job ends: time for the ones that reached the
