@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import traceback
 import types
@@ -39,6 +40,13 @@ def describe(exc: BaseException) -> ErrorInfo:
     if len(message) > _MAX_MESSAGE_CHARS:
         message = message[: _MAX_MESSAGE_CHARS - 1] + "…"
     return ErrorInfo(type=kind, message=message, file=file, line=line, traceback=frames)
+
+
+def labelled_error(label: str, error: ErrorInfo | None) -> ErrorInfo:
+    """The error of one process of a job (a rank, a child), as the job's: "rank 1: …"."""
+    if error is None:
+        return ErrorInfo(type="ProcessFailed", message=f"{label} failed")
+    return dataclasses.replace(error, message=f"{label}: {error.message}")
 
 
 def _cuda_only_kernel(message: str) -> str:
