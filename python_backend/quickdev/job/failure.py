@@ -7,8 +7,8 @@ import os
 import traceback
 import types
 
-from quickdev import PACKAGE_DIR
 from quickdev.limits.user_code import is_user_file
+from quickdev.processes import PACKAGE_DIR
 from quickdev.rundir.result import ErrorInfo, Frame
 
 _MAX_MESSAGE_CHARS = 2000
