@@ -62,16 +62,14 @@ setup() {
   if [ -z "$wheels" ]; then
     :
   elif "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade $wheels; then
-    # The checkout as `make venv` installs it (editable, with the quickdev command); where
-    # the image's setuptools cannot build that, a .pth file and a hand-made command.
-    if ! "$PY" -m pip install -q --no-index --no-deps --no-build-isolation --no-compile -e .; then
-      site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-      echo "$PWD/python_backend" >"$site/torch_quickdev_checkout.pth"
-      bin=$("$PY" -c 'import os, sys; print(os.path.dirname(sys.executable))')
-      printf '#!%s\nimport sys\nfrom quickdev.cli import main\nsys.exit(main())\n' \
-        "$("$PY" -c 'import sys; print(sys.executable)')" >"$bin/quickdev"
-      chmod +x "$bin/quickdev"
-    fi
+    # The checkout as an editable install leaves it (sources on the path, the quickdev
+    # command), without asking the image for the project's build backend.
+    site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    echo "$PWD/python_backend" >"$site/torch_quickdev_checkout.pth"
+    bin=$("$PY" -c 'import os, sys; print(os.path.dirname(sys.executable))')
+    printf '#!%s\nimport sys\nfrom quickdev.cli import main\nsys.exit(main())\n' \
+      "$("$PY" -c 'import sys; print(sys.executable)')" >"$bin/quickdev"
+    chmod +x "$bin/quickdev"
   else
     echo "could not install into the interpreter's environment: /tmp/site and PYTHONPATH"
     "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -117,7 +115,9 @@ test_files() {
     tests/limits/test_forecast_capture.py tests/profiling tests/tensorboard tests/limits
     tests/job tests/warm tests/child_site"
   {
-    for f in $first; do [ -d "$f" ] && find "$f" -name 'test_*.py' | sort || echo "$f"; done
+    for f in $first; do
+      if [ -d "$f" ]; then find "$f" -name 'test_*.py' | sort; elif [ -f "$f" ]; then echo "$f"; fi
+    done
     find tests -name 'test_*.py' -not -path 'tests/e2e/*' | sort
   } | awk '!seen[$0]++' | grep -v -e tests/tensorboard/test_views.py -e tests/tensorboard/test_screenshot.py
 }
