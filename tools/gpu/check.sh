@@ -136,7 +136,7 @@ tail -4 "$OUT/setup.log"
   # row that started ends inside it and the table prints.
   limit=$(($(left) - 25))
   step forecast $limit "$OUT/forecast.txt" "$PY" benchmarks/forecast_vs_measured.py \
-    --jobs 3 --timeout-s 150 --deadline-s "$((limit > 200 ? limit - 170 : 30))" \
+    --jobs 4 --timeout-s 120 --deadline-s "$((limit > 160 ? limit - 130 : 30))" \
     --json "$OUT/forecast.json" $FORECAST_ARGS
 ) &
 side=$!
