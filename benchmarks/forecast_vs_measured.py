@@ -13,9 +13,12 @@ Hugging Face BERT built from its configuration), in float32 and under 16-bit aut
   which the second step is).
 
 Each row prints both with the forecast's error in %; the goal is within ±10% of reserved on
-every row. The last line counts the rows that meet it. Runs four processes at a time by
-default: each measures its own allocator, and four of these (15 GB at most each) fit one
-80 GB GPU; a row whose allocator had to retry (the GPU was full) says so.
+every row. The last column is reserved as it stood after the first optimizer step alone
+(its optimizer state made at its end, so below a steady step's where activations and
+state are held together). The last line counts the rows that meet the goal. Runs four
+processes at a time by default: each measures its own allocator, and four of these (15 GB
+at most each) fit one 80 GB GPU; a row whose allocator had to retry (the GPU was full)
+says so.
 
     python benchmarks/forecast_vs_measured.py [--jobs 4] [--only resnet] [--json out.json]
     python benchmarks/forecast_vs_measured.py --dry-run   # no GPU: tiny sizes, forecast only
@@ -283,6 +286,7 @@ def table(outcomes: list[Outcome]) -> list[str]:
     head = (
         f"{'workload':<27} {'precision':<11} {'fc alloc':>9} {'meas alloc':>10} {'err':>7}"
         f" {'fc reserved':>11} {'meas reserved':>13} {'err':>7}  {'goal':<4}"
+        f" {'1st step res':>12}"
     )
     lines = [head + "   (MiB)", "-" * len(head)]
     for o in outcomes:
@@ -293,6 +297,7 @@ def table(outcomes: list[Outcome]) -> list[str]:
             f" {mib(o.measured_allocated):>10} {percent(o.allocated_error):>7}"
             f" {mib(o.forecast_reserved):>11} {mib(o.measured_reserved):>13}"
             f" {percent(error):>7}  {verdict:<4}"
+            f" {mib(o.per_step_reserved[0] if o.per_step_reserved else None):>12}"
         )
         lines += [f"    ! {problem}" for problem in o.problems]
     return lines
