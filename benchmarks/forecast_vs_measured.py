@@ -14,11 +14,11 @@ Hugging Face BERT built from its configuration), in float32 and under 16-bit aut
 
 Each row prints both with the forecast's error in %; the goal is within ±10% of reserved on
 every row. The last column is reserved as it stood after the first optimizer step alone
-(its optimizer state made at its end, so below a steady step's where activations and
-state are held together). The last line counts the rows that meet the goal. Runs four
-processes at a time by default: each measures its own allocator, and four of these (15 GB
-at most each) fit one 80 GB GPU; a row whose allocator had to retry (the GPU was full)
-says so.
+(that step makes the optimizer's state at its end, once its activations are freed; from
+the second step on both are held at once). The last line counts the rows that meet the
+goal. Runs four processes at a time by default: each measures its own allocator, and four
+of these (15 GB at most each) fit one 80 GB GPU; a row whose allocator had to retry (the
+GPU was full) says so.
 
     python benchmarks/forecast_vs_measured.py [--jobs 4] [--only resnet] [--json out.json]
     python benchmarks/forecast_vs_measured.py --dry-run   # no GPU: tiny sizes, forecast only
