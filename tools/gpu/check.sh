@@ -148,11 +148,17 @@ limit=$(($(left) - 30))
 export QUICKDEV_TEST_DEADLINE=$(($(date +%s) + limit - 100))
 # The plugins a developer's venv loads, and no others: the image's own (pytest-benchmark,
 # pytest-cov, hypothesis, ...) were built for its pytest, not the pinned one.
-plugins=""
-for plugin in xdist.plugin pytest_asyncio.plugin pytest_lsp pytest_timeout anyio.pytest_plugin; do
-  if "$PY" -c "import $plugin" 2>/dev/null; then plugins="$plugins -p $plugin"; else
-    echo "pytest plugin $plugin cannot be imported: left out"; fi
-done
+plugins=$("$PY" - <<'EOF'
+import importlib
+for name in ("xdist.plugin", "pytest_asyncio.plugin", "pytest_lsp", "pytest_timeout",
+             "anyio.pytest_plugin"):
+    try:
+        importlib.import_module(name)
+        print("-p", name, end=" ")
+    except ImportError:
+        pass  # left out: pytest then names what is missing, if a test needs it
+EOF
+)
 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 step pytest $limit "$OUT/pytest.log" "$PY" -m pytest \
   -p no:cacheprovider $plugins -n "$WORKERS" -q --timeout 200 --junitxml "$OUT/pytest.xml" $files
 unset QUICKDEV_TEST_DEADLINE
