@@ -89,7 +89,8 @@ def test_a_backup_that_cannot_be_written_is_a_one_line_error(
 ) -> None:
     # A change in place needs a copy of the original; a full disk (a file-size limit here,
     # which binds this process only: the Python-level journal, which copies in the job's
-    # own process) refuses it. A real full disk, interposed: test_journal_full_disk.py.
+    # own process) refuses it. A real full disk, interposed: test_journal_full_disk.py. (An
+    # append needs none: see test_journal_edits.py.)
     root = _user_tree(tmp_path)
     (root / "logs" / "train.log").write_bytes(b"line\n" * 20_000)
     (root / "append.py").write_text(
