@@ -247,11 +247,14 @@ class Journal:
                     self._record_original(inside, "keep", False)
 
     def _note_folder(self, folder: str) -> None:
-        """The folder of a path about to change: its mode and times, once per process."""
+        """The folder of a path about to change: its mode and times, once per process; from
+        now on a name someone else makes there is theirs, and so are the folder's times
+        (``edits`` watches it)."""
         if folder in self._folders or not self.scope.keeps(folder):
             return
         st = _lstat(folder)
         self._folders.add(folder)
+        self.folder_listed(folder)
         if st is not None and stat.S_ISDIR(st.st_mode):
             self._append({"kind": "folder", "path": folder, "t": time.time(),
                           **backup.folder_state(st)})  # fmt: skip
