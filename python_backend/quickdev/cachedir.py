@@ -4,12 +4,21 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # pathlib is imported where a Path is made: a job's restart (the file
+if TYPE_CHECKING:  # interposer's) reads the cache before anything else is imported
+    from pathlib import Path
+
+
+def user_cache_folder() -> str:
+    """The user's cache folder (not Quickdev's own part of it)."""
+    return os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
 
 
 def user_cache_root() -> Path:
-    """The user's cache folder (not Quickdev's own part of it)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"))
+    from pathlib import Path
+
+    return Path(user_cache_folder())
 
 
 def quickdev_cache_dir(*parts: str) -> Path:

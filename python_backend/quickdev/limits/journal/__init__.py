@@ -42,15 +42,14 @@ journal process (``service``) load only what they use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not typing's: the journal process starts without importing it
 if TYPE_CHECKING:
     from quickdev.limits.journal.session import LATE_THREAD_GRACE_S, JournalSession, install
 
 __all__ = ["LATE_THREAD_GRACE_S", "JournalSession", "install"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in __all__:
         from quickdev.limits.journal import session
 

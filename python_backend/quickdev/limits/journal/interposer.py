@@ -17,56 +17,70 @@ it starts, so the jobs it forks have the library, dormant until their journal ac
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
 import os
-import shlex
-import shutil
-import subprocess
 import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+import zlib
 
-from quickdev.cachedir import quickdev_cache_dir
+from quickdev.cachedir import user_cache_folder
 
-SOURCE = Path(__file__).with_name("interpose.c")
+TYPE_CHECKING = False  # not typing's: see below
+if TYPE_CHECKING:
+    import ctypes
+
+# Light on purpose: imported by every job before it restarts with the library (``preload``),
+# whose time is the job's: no pathlib, no hashlib; ctypes, subprocess and shutil are
+# imported where they are used.
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interpose.c")
 LIBRARY = "libquickdev-journal.so"
 OFF_ENV = "QUICKDEV_NO_INTERPOSER"  # "1": the Python-level journal only (and no re-exec)
-TRIED_ENV = "QUICKDEV_INTERPOSER"  # set on the re-exec: it is tried once, never in a loop
+# Set once a process has tried (the library's path, or empty where there is none): its
+# children and the jobs a warm process forks never try again, and nothing loops.
+TRIED_ENV = "QUICKDEV_INTERPOSER"
 SOCKET_ENV = "QUICKDEV_JOURNAL_SOCKET"  # read by interpose.c at a process's start
 SCOPE_ENV = "QUICKDEV_JOURNAL_SCOPE"
+INTERPOSED = "every process of the job, through the C library's file calls"
 
 
-@dataclass(frozen=True)
 class Built:
-    library: Path | None
-    why_not: str = ""  # where there is none: why, in words for the result
+    def __init__(self, library: str | None, why_not: str = "") -> None:
+        self.library = library
+        self.why_not = why_not  # where there is none: why, in words for the result
 
 
 def build() -> Built:
     """The library for this machine: found in the cache, or built there now."""
     if not sys.platform.startswith("linux"):
         return Built(None, "the interposer is built for Linux only")
-    source = SOURCE.read_bytes()
-    key = hashlib.sha256(source + os.uname().machine.encode()).hexdigest()[:16]
-    folder = quickdev_cache_dir("interposer", key)
-    library = folder / LIBRARY
-    if library.exists():
+    with open(SOURCE, "rb") as f:
+        source = f.read()
+    key = f"{zlib.crc32(source):08x}{len(source):x}-{os.uname().machine}"
+    folder = os.path.join(user_cache_folder(), "quickdev", "interposer", key)
+    library = os.path.join(folder, LIBRARY)
+    if os.path.exists(library):
         return _usable(library)
-    failed = folder / "build-failed.txt"
-    if failed.exists():
-        return Built(None, failed.read_text(encoding="utf-8").strip())
+    failed = os.path.join(folder, "build-failed.txt")
+    if os.path.exists(failed):
+        with open(failed, encoding="utf-8") as f:
+            return Built(None, f.read().strip())
+    return _compile(folder, library, failed)
+
+
+def _compile(folder: str, library: str, failed: str) -> Built:
+    import shlex
+    import shutil
+    import subprocess
+
     compiler = (
         shlex.split(os.environ.get("CC", ""))
         or [found for found in (shutil.which(name) for name in ("cc", "gcc", "clang")) if found][:1]
     )
     if not compiler:  # nothing kept: a compiler installed later is used
         return Built(None, "no C compiler (cc) to build quickdev's file interposer")
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f".{LIBRARY}.{os.getpid()}"
-    command = [*compiler, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-o", str(partial),
-               str(SOURCE), "-ldl"]  # fmt: skip
+    os.makedirs(folder, exist_ok=True)
+    partial = os.path.join(folder, f".{LIBRARY}.{os.getpid()}")
+    command = [*compiler, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-o", partial,
+               SOURCE, "-ldl"]  # fmt: skip
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -74,32 +88,34 @@ def build() -> Built:
     if proc.returncode != 0:
         detail = next((line for line in proc.stderr.splitlines() if "error" in line), "")
         why = f"{compiler[0]} could not build quickdev's file interposer: {detail}".strip()
-        failed.write_text(why + "\n", encoding="utf-8")
+        with open(failed, "w", encoding="utf-8") as f:
+            f.write(why + "\n")
         return Built(None, why)
     os.replace(partial, library)
     return _usable(library)
 
 
-def _usable(library: Path) -> Built:
-    if any(c in str(library) for c in " :\t"):  # LD_PRELOAD splits on these
-        return Built(None, f"the cache path {library.parent} has a space or a colon, which "
-                           f"LD_PRELOAD cannot take")  # fmt: skip
+def _usable(library: str) -> Built:
+    if any(c in library for c in " :\t"):  # LD_PRELOAD splits on these
+        return Built(None, f"the cache path {os.path.dirname(library)} has a space or a colon, "
+                           f"which LD_PRELOAD cannot take")  # fmt: skip
     return Built(library)
 
 
 def preload() -> None:
     """Re-execute this process (a job, the warm process) with the interposer preloaded,
     once, where it can be; otherwise go on as it is. Before anything is imported or made."""
-    if loaded() or os.environ.get(OFF_ENV) == "1" or TRIED_ENV in os.environ:
+    if TRIED_ENV in os.environ or os.environ.get(OFF_ENV) == "1":
         return
     if sys.gettrace() is not None or "debugpy" in sys.modules or "pydevd" in sys.modules:
         return  # a debugger follows this process: an exec would lose it
     built = build()
+    os.environ[TRIED_ENV] = ""  # from here on, none of its processes tries again
     if built.library is None:
         return
     env = dict(os.environ)
-    env["LD_PRELOAD"] = ":".join(filter(None, [str(built.library), env.get("LD_PRELOAD")]))
-    env[TRIED_ENV] = str(built.library)
+    env["LD_PRELOAD"] = ":".join(filter(None, [built.library, env.get("LD_PRELOAD")]))
+    env[TRIED_ENV] = built.library
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     try:
@@ -110,6 +126,10 @@ def preload() -> None:
 
 def library() -> ctypes.CDLL | None:
     """The interposer in this process, if it was preloaded."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
     try:
         process = ctypes.CDLL(None)
         process.quickdev_journal_activate  # noqa: B018 (a lookup: absent without it)
@@ -119,7 +139,7 @@ def library() -> ctypes.CDLL | None:
 
 
 def loaded() -> bool:
-    return sys.platform.startswith("linux") and library() is not None
+    return library() is not None
 
 
 def pause(on: int) -> None:
@@ -133,20 +153,20 @@ def pause(on: int) -> None:
     _pause_function(on)
 
 
-_pause_function: Any = None
+_pause_function: ctypes._FuncPointer | None = None
 
 
-@dataclass(frozen=True)
 class Status:
     """Which writers the journal follows in this job, in words for the result."""
 
-    interposed: bool
-    writers: str
+    def __init__(self, interposed: bool, writers: str) -> None:
+        self.interposed = interposed
+        self.writers = writers
 
     @classmethod
     def now(cls) -> Status:
         if loaded():
-            return cls(True, "every process of the job, through the C library's file calls")
+            return cls(True, INTERPOSED)
         if os.environ.get(OFF_ENV) == "1":
             why = f"the interposer is switched off ({OFF_ENV}=1)"
         elif sys.gettrace() is not None or "debugpy" in sys.modules:

@@ -18,18 +18,18 @@ and ends when the job process ends (the control socket reaches its end), however
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import errno
 import json
 import os
-import secrets
 import selectors
 import socket
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
-from quickdev.limits.journal import edits, interposer
+from quickdev.limits.journal import edits
 from quickdev.limits.journal.claims import Claims
 from quickdev.limits.journal.journal import Journal
 from quickdev.limits.journal.records import JournalLog
@@ -225,23 +225,24 @@ class JournalProcess:
     """The job's journal process, started and activated in this process and its children."""
 
     def __init__(self, run_dir: Path, scope: Scope) -> None:
+        # Here, not at the top: the journal process imports this module too, and starts
+        # faster without what only the job's side uses.
+        import subprocess
+
+        from quickdev.limits.journal import interposer
+
         library = interposer.library()
         assert library is not None
-        name = f"quickdev-journal-{os.getpid()}-{secrets.token_hex(8)}"
+        name = f"quickdev-journal-{os.getpid()}-{os.urandom(8).hex()}"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind("\0" + name)  # abstract: no file, any length of run directory
         listener.listen(128)
         ours, theirs = socket.socketpair()
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in (interposer.SOCKET_ENV, interposer.SCOPE_ENV)
-        }
-        env["LD_PRELOAD"] = ":".join(
-            p
-            for p in env.get("LD_PRELOAD", "").split(":")
-            if p and Path(p).name != interposer.LIBRARY
-        )
+        # Not interposed itself: it makes the changes it is asked about.
+        unset = (interposer.SOCKET_ENV, interposer.SCOPE_ENV)
+        env = {k: v for k, v in os.environ.items() if k not in unset}
+        preloads = env.get("LD_PRELOAD", "").split(":")
+        env["LD_PRELOAD"] = ":".join(p for p in preloads if Path(p).name != interposer.LIBRARY)
         fds = (listener.fileno(), theirs.fileno())
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", _BOOT, str(_PACKAGE_ROOT), *map(str, fds)],
@@ -254,13 +255,22 @@ class JournalProcess:
         self.control = ours
         # The journal process serves as long as this end is open: until this process ends
         # (threads still running after the restore are refused by it), not until this
-        # object is collected.
+        # object is collected; a forked child holds no end of it.
         _serving.append(ours)
+        os.register_at_fork(after_in_child=ours.close)
+        atexit.register(self._end)
         text = scope.to_text()
         self.control.sendall(json.dumps({"run_dir": str(run_dir), "scope": text}).encode() + b"\n")
         if library.quickdev_journal_activate(name.encode(), text.encode()) != 0:
             raise OSError("the file interposer refused its settings")
         self.environment = {interposer.SOCKET_ENV: name, interposer.SCOPE_ENV: text}
+
+    def _end(self) -> None:
+        """This process ends: so does the journal process, reaped here (its time is the
+        job's, as a benchmark counts it)."""
+        self.control.close()
+        with contextlib.suppress(Exception):
+            self.process.wait(timeout=5)
 
     def close(self, refused: dict[int, str]) -> None:
         """The job's code is done: from now on only ``refused`` threads (id -> name) are
