@@ -9,10 +9,13 @@ import hashlib
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from quickdev.limits.journal.recover import recover
@@ -147,3 +150,43 @@ def test_a_kill_at_any_step_leaves_the_originals_for_the_next_command(
         assert not any("could not" in line for line in lines), lines
         shutil.rmtree(root)
         shutil.rmtree(runs, ignore_errors=True)
+
+
+HOLD = """
+import subprocess, time
+from pathlib import Path
+Path("model.pt").write_bytes(b"half a checkpoint")
+subprocess.run("cp model.pt copy.pt && echo more >> logs/train.log", shell=True, check=True)
+print("holding", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_killed_job_with_its_runs_dir_elsewhere_is_put_back_by_the_next_command(
+    run_quickdev: Any, tmp_path: Path, other_fs: Path, processes: list[subprocess.Popen[bytes]]
+) -> None:
+    # Through quickdev run, as a person runs it: interposed where the machine can build it,
+    # with a program that is not Python among the writers.
+    root = tmp_path / "project"
+    make_tree(root)
+    (root / "hold.py").write_text(HOLD)
+    (root / "noop.py").write_text("print('hello')\n")
+    before = state(root)
+    runs = other_fs / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "quickdev", "run", "--runs-dir", str(runs), "hold.py"],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    processes.append(proc)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 120
+    while b"holding" not in proc.stdout.readline():
+        assert time.monotonic() < deadline and proc.poll() is None
+    assert (root / "copy.pt").exists()
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    run = run_quickdev("--runs-dir", str(runs), "noop.py", cwd=root)
+    assert run.returncode == 0, run.stderr
+    (line,) = [line for line in run.stderr.splitlines() if "put back" in line]
+    assert "killed run" in line and "not put back" not in line, line
+    assert state(root) == before

@@ -61,12 +61,12 @@ class Claims:
         ]
 
     def in_folders(self, folders: set[str]) -> dict[str, Path]:
-        """For each folder of ``folders`` that a running job changes names in (its own
-        ``folder`` record), that job's log: the folder's times are its to put back."""
+        """For each folder of ``folders`` that a running job changes (its own ``folder`` or
+        ``dir`` record), that job's log: the folder's mode and times are its to put back."""
         found: dict[str, Path] = {}
         for log in self.live_journals():
             for record in read_records(log):
-                if record["kind"] == "folder" and record.get("path") in folders:
+                if record["kind"] in ("folder", "dir") and record.get("path") in folders:
                     found.setdefault(record["path"], log)
         return found
 
