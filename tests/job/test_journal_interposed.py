@@ -143,3 +143,38 @@ def test_a_direct_system_call_escapes_and_is_named(run_quickdev: Any, tmp_path: 
     (unseen,) = run.result["file_safety"]["not_restored"]
     assert (Path(unseen["path"]).name, unseen["change"]) == ("raw.bin", "created")
     assert (root / "raw.bin").exists()
+
+
+THROUGH_LINKS = """
+import subprocess
+from pathlib import Path
+subprocess.run("echo shell >> metrics.log && printf X | dd of=metrics.log conv=notrunc 2>/dev/null",
+               shell=True, check=True)
+with open("metrics.log", "a") as f:
+    f.write("python\\n")
+Path("latest.txt").write_text("overwritten through the link")
+print("done", flush=True)
+"""
+
+
+def test_writes_through_links_out_of_the_folder_are_put_back_whoever_writes(
+    run_quickdev: Any, tmp_path: Path
+) -> None:
+    _interposer_or_skip()
+    root = tmp_path / "project"
+    root.mkdir()
+    outside = tmp_path / "shared"  # in the temporary directory, which is otherwise left alone
+    outside.mkdir()
+    (outside / "metrics.log").write_text("the user's metrics\n")
+    (outside / "latest.txt").write_text("the user's latest\n")
+    (root / "metrics.log").symlink_to(outside / "metrics.log")
+    (root / "latest.txt").symlink_to(outside / "latest.txt")
+    (root / "links.py").write_text(THROUGH_LINKS)
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in outside.iterdir()}
+    run = run_quickdev("links.py", cwd=root)
+    assert run.returncode == 0, run.stderr
+    assert "done" in run.stdout
+    after = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in outside.iterdir()}
+    assert after == before
+    assert (root / "metrics.log").is_symlink() and (root / "latest.txt").is_symlink()
+    assert run.result["file_safety"]["not_restored"] == []

@@ -59,14 +59,10 @@ def build() -> Built:
     library = os.path.join(folder, LIBRARY)
     if os.path.exists(library):
         return _usable(library)
-    failed = os.path.join(folder, "build-failed.txt")
-    if os.path.exists(failed):
-        with open(failed, encoding="utf-8") as f:
-            return Built(None, f.read().strip())
-    return _compile(folder, library, failed)
+    return _compile(folder, library)
 
 
-def _compile(folder: str, library: str, failed: str) -> Built:
+def _compile(folder: str, library: str) -> Built:
     import shlex
     import shutil
     import subprocess
@@ -77,6 +73,12 @@ def _compile(folder: str, library: str, failed: str) -> Built:
     )
     if not compiler:  # nothing kept: a compiler installed later is used
         return Built(None, "no C compiler (cc) to build quickdev's file interposer")
+    # A failure is kept for that compiler: not tried again at each job, but another one
+    # (CC, a new one on PATH) is.
+    failed = os.path.join(folder, f"build-failed-{zlib.crc32(' '.join(compiler).encode()):08x}")
+    if os.path.exists(failed):
+        with open(failed, encoding="utf-8") as f:
+            return Built(None, f.read().strip())
     os.makedirs(folder, exist_ok=True)
     partial = os.path.join(folder, f".{LIBRARY}.{os.getpid()}")
     command = [*compiler, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-o", partial,
