@@ -172,13 +172,16 @@ class EndedLoop:
 
     file: str
     line: int  # the loop statement's first line
-    # training: the loop around the step; evaluation: around the forwards; epoch: around a
-    # pass over the training loader; enclosing: a loop around one of those.
+    # training: the loop around the step (or one taking a batch of the loader each time
+    # round); evaluation: around the forwards; epoch: around a pass over the training
+    # loader; enclosing: a loop around one of those (``around``).
     role: str
     budget: str  # the budget that ended it (a stop_reason value: loop_steps, eval_forwards …)
     count: int  # how many of the budget's units had run when it was told to end
     unit: str  # steps | forwards | passes
     times: int = 1  # a loop ended again (an evaluation loop called every epoch)
+    around: str | None = None  # an enclosing loop's inner loop, "file:line"
+    library: bool = False  # a library's loop the script drives (limits/loops/library.py)
 
 
 @dataclass
