@@ -196,11 +196,11 @@ class _TopModules:
         watch = self
 
         def __call__(part: nn.Module, *args: Any, **kwargs: Any) -> Any:
-            if not watch.running and not recorder.paused:
-                # Outside the top module's forward: the script's own call of the part.
-                if not part.training or not torch.is_grad_enabled():
-                    mark_call_site()  # the user's sampling line, in a profile
-                    recorder.eval_forward()
+            # Outside the top module's forward: the script's own call of the part.
+            outside = not watch.running and not recorder.paused
+            if outside and (not part.training or not torch.is_grad_enabled()):
+                mark_call_site()  # the user's sampling line, in a profile
+                recorder.eval_forward()
             return original_call(part, *args, **kwargs)
 
         self.patcher.set(part_class, "__call__", __call__)

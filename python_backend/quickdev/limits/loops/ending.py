@@ -223,20 +223,21 @@ class LoopEnder:
     def training_pass_ended(self, started: tuple[Place, ...], passes: int) -> None:
         """A pass that trained ended and the loader has ``passes`` such passes, the budget
         or more: end the loops around where the pass began (the epoch loop and those
-        around it), but not the loop that iterated the loader (it is done). The innermost
+        around it), but not the loop that iterated the loader (it is done), nor a
+        generator's (lucidrains' ``cycle(dl)``): a generator that ended would raise
+        StopIteration at its consumer's ``next()``; its consumer's loops end. The innermost
         loop, where it asked for the pass's first batch in its body (``next(it)``, not a
         ``for`` over the loader), takes a batch per iteration: it is the training loop."""
         self._refresh()
         live = stack_ids()
         inside: str | None = None  # the loop ended last: the next one is around it
-        for place in started:
-            if id(place.frame) not in live:
-                continue
+        around = [p for p in started if id(p.frame) in live and not _generator(p.frame)]
+        for place in around:
             for loop in place.loops:
                 if loop.drives(place.line) or self.marks.find(place.frame, loop) is not None:
                     continue
                 if inside is None:
-                    fetches = place is started[0] and loop is place.loops[0]
+                    fetches = place is around[0] and loop is place.loops[0]
                     role = "training" if fetches else "epoch"
                 else:
                     role = "enclosing"
@@ -285,6 +286,14 @@ class LoopEnder:
         for key, frame in list(self._eval_ended_in.items()):
             if id(frame) not in running:
                 del self._eval_ended_in[key]
+
+
+# A generator's frame: ending its loop ends the generator.
+_GENERATOR = 0x20 | 0x200  # CO_GENERATOR | CO_ASYNC_GENERATOR
+
+
+def _generator(frame: FrameType) -> bool:
+    return bool(frame.f_code.co_flags & _GENERATOR)
 
 
 def _evaluation_role(function: str) -> str:
