@@ -11,8 +11,8 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from quickdev.analysis.findings import Knob
 from quickdev.analysis.knobs import knob_from_assign, knob_from_call
-from quickdev.analysis.model import Knob
 from quickdev.frameworks import lens_facts, scan_label_of
 
 # What the frameworks' trainers look like in a script (quickdev.frameworks).

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import quickdev
+from quickdev.processes import PACKAGE_DIR
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def is_sampling(function: str) -> bool:
 def _machinery_roots() -> tuple[str, ...]:
     """The job's, torch's and the standard library's folders: their loops are not the
     script's to end (a hook's, ``Module._call_impl``'s, ``contextlib``'s)."""
-    roots = {str(Path(quickdev.__file__).resolve().parent)}
+    roots = {str(PACKAGE_DIR)}
     torch = sys.modules.get("torch")
     if torch is not None and getattr(torch, "__file__", None):
         roots.add(str(Path(str(torch.__file__)).resolve().parent))
