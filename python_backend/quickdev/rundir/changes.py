@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from quickdev.rundir.layout import ORIGINALS_DIR
-from quickdev.rundir.result import EndedLoop, JobResult
+from quickdev.rundir.result import DeviceRemaps, EndedLoop, JobResult
 
 
 def changes(result: JobResult) -> list[str]:
@@ -26,11 +26,8 @@ def changes(result: JobResult) -> list[str]:
     if result.device is not None and result.device.remaps:
         counts = ", ".join(f"{idiom} {n}" for idiom, n in result.device.remaps.items())
         lines.append(f"device: {result.device.actual} instead of what the script asked ({counts})")
-    if result.device is not None and result.device.answered:
-        asked = ", ".join(f"{query}() {n}" for query, n in result.device.answered.items())
-        lines.append(
-            f"cuda: answered as one CUDA device, stood in on the {result.device.actual} ({asked})"
-        )
+    if result.device is not None:
+        lines += _cuda_lines(result.device, result.cwd)
     for choice in result.device.autocast if result.device is not None else []:
         off = " (autocast off)" if choice.get("ran") == "float32" else ""
         lines.append(
@@ -112,6 +109,32 @@ def _around(loop: EndedLoop) -> str:
     file, _, line = loop.around.rpartition(":")
     inner = f"line {line}" if file == loop.file else f"{os.path.basename(file)}:{line}"
     return f"loop around {inner}"
+
+
+def _cuda_lines(device: DeviceRemaps, cwd: str) -> list[str]:
+    """What the script asked of CUDA and was told: ``cuda: torch.cuda.is_available() (asked
+    once) answered as on a machine with one CUDA device, stood in on the cpu``; and each
+    check for more devices that was answered yes."""
+    lines = []
+    if device.answered:
+        asked = ", ".join(f"{query}() ({_times(n)})" for query, n in device.answered.items())
+        count = device.cuda_devices
+        machine = "one CUDA device" if count == 1 else f"{count} CUDA devices, one per rank"
+        lines.append(
+            f"cuda: {asked} answered as on a machine with {machine}, "
+            f"stood in on the {device.actual}"
+        )
+    for where, needed in device.needed.items():
+        file, _, line = where.rpartition(":")
+        lines.append(
+            f"cuda: the script's check for {needed} CUDA devices at {_shown(file, cwd)}:{line} "
+            f"answered yes; each device index stands in on the {device.actual}"
+        )
+    return lines
+
+
+def _times(n: int) -> str:
+    return "asked once" if n == 1 else f"asked {n} times"
 
 
 def _hunt_text(result: JobResult) -> str:

@@ -49,12 +49,15 @@ class DeviceRemaps:
     # ...) -> calls remapped; a count of 0 never appears.
     remaps: dict[str, int] = field(default_factory=dict)
     # Availability queries ("torch.cuda.is_available", "torch.cuda.device_count", ...)
-    # the script asked and the CUDA stand-in answered as one CUDA device would -> times.
+    # the script asked and the CUDA stand-in answered as a CUDA machine would -> times.
     answered: dict[str, int] = field(default_factory=dict)
     # CUDA autocast regions on a CPU: {"asked": "cuda float16", "ran": "float32" (autocast
     # off) | "bfloat16" | "float16", "why": "float32 is fastest on this CPU (bfloat16 0.80×,
     # float16 0.35× its speed)"}, one per dtype asked (limits/device/autocast.py).
     autocast: list[dict[str, str]] = field(default_factory=list)
+    cuda_devices: int = 1  # the CUDA devices the script was told it has (one per local rank)
+    # The script's checks for more devices ("file:line" -> devices), answered yes.
+    needed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
