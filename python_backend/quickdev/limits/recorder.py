@@ -258,6 +258,11 @@ class Recorder:
         if limit is not None and (self._evals_in_a_row >= limit or self.loops.busy()):
             self.loops.evaluation_forward(self._evals_in_a_row, limit)
 
+    def trained_then_evaluated(self) -> bool:
+        """Whether the script trained and what runs now is evaluation or sampling (the
+        model's forwards in eval mode or without grad since): training is over."""
+        return self.steps > 0 and self._phase == EVAL
+
     def _phase_is(self, phase: str) -> None:
         if phase != self._phase:
             self._phase = phase
