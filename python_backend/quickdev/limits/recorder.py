@@ -123,6 +123,9 @@ class Recorder:
         # step must not start.
         self._stop_before_step: str | None = None
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
+        # A pass that ended before any step: a read-ahead loader's (accelerate) whose step
+        # comes right after, with gradient accumulation over the whole pass.
+        self._ended_before_its_step: tuple[LoaderStats, PassStart] | None = None
         self._passes_beyond_budget = 0  # open passes past the train_passes budget
         # --find-nonfinite: the hunt, and what it found.
         self.nonfinite: NonfiniteWatch | None = None
@@ -169,6 +172,7 @@ class Recorder:
         around a training pass end once it reaches the budget (the epoch loop ends before
         its next pass); a training forward in a pass beyond it stops the job where that
         did not happen (see ``LoopEnder.training_in_extra_pass``)."""
+        self._ended_before_its_step = None  # a new pass came first: that one did not train
         beyond = self.budget.beyond_train_passes(self._training_passes.get(id(stats), 0))
         stats.passes += 1
         self._open_passes += 1
@@ -181,10 +185,16 @@ class Recorder:
         self._passes_beyond_budget -= started.beyond
         self._pass_ended_since_step = True
         if self.steps > started.steps:
-            passes = self._training_passes.get(id(stats), 0) + 1
-            self._training_passes[id(stats)] = passes
-            if self.budget.beyond_train_passes(passes):
-                self.loops.training_pass_ended(started.where, passes)
+            self._trained(stats, started)
+        else:
+            self._ended_before_its_step = (stats, started)
+
+    def _trained(self, stats: LoaderStats, started: PassStart) -> None:
+        """A pass over ``stats``' loader trained: an epoch of it."""
+        passes = self._training_passes.get(id(stats), 0) + 1
+        self._training_passes[id(stats)] = passes
+        if self.budget.beyond_train_passes(passes):
+            self.loops.training_pass_ended(started.where, passes)
 
     def training_forward(self) -> None:
         """Before a training forward (train mode, grad on) of the top module."""
@@ -213,6 +223,11 @@ class Recorder:
         self.training_forward()
         now = time.perf_counter()
         loop_step = self.in_loop_without_loader()
+        if self._ended_before_its_step is not None:
+            # Its batches fed this step (a read-ahead loader ended the pass before it): the
+            # pass trained.
+            ended, self._ended_before_its_step = self._ended_before_its_step, None
+            self._trained(*ended)
         if loop_step:
             self.loop_steps += 1
         self._pass_ended_since_step = False
