@@ -60,3 +60,34 @@ def test_a_script_that_exits_on_fewer_than_two_gpus_trains_and_says_why(
         f"cuda: the script's check for 2 CUDA devices at two_gpu_check.py:{line} answered yes; "
         "each device index stands in on the cpu"
     ) in changes(JobResult.from_dict(result))
+
+
+@cpu_only
+def test_a_check_for_more_devices_than_stood_in_ends_the_script_and_it_trained_nothing(
+    run_quickdev: Any, project: Path
+) -> None:
+    """The verdict's no_training: the script exits 0 before its training loop; it is not a
+    pass, and the result says which check was answered no."""
+    before = sorted(p.name for p in project.iterdir())
+    run = run_quickdev(
+        "--runs-dir",
+        str(project.parent / "runs"),
+        str(project / "sixteen_gpu_check.py"),
+        cwd=project,
+    )
+    assert sorted(p.name for p in project.iterdir()) == before
+    result = run.result
+    assert (result["status"], result["error"]["type"]) == ("failed", "NoTrainingStep")
+    assert [p["kind"] for p in result["problems"]] == ["no_training"]
+    lines = (project / "sixteen_gpu_check.py").read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "< 16" in text)
+    assert (
+        f"cuda: the script's check for 16 CUDA devices at sixteen_gpu_check.py:{line} "
+        "answered no: the stand-in gives at most 8"
+    ) in changes(JobResult.from_dict(result))
+
+
+@cpu_only
+def test_the_scripts_that_trained_have_no_problem(run_quickdev: Any, project: Path) -> None:
+    result = run_idiom(run_quickdev, project, "two_gpu_check.py").result
+    assert (result["status"], result["problems"]) == ("passed", [])

@@ -130,6 +130,12 @@ def _cuda_lines(device: DeviceRemaps, cwd: str) -> list[str]:
             f"cuda: the script's check for {needed} CUDA devices at {_shown(file, cwd)}:{line} "
             f"answered yes; each device index stands in on the {device.actual}"
         )
+    for where, needed in device.declined.items():
+        file, _, line = where.rpartition(":")
+        lines.append(
+            f"cuda: the script's check for {needed} CUDA devices at {_shown(file, cwd)}:{line} "
+            "answered no: the stand-in gives at most 8"
+        )
     return lines
 
 

@@ -61,6 +61,8 @@ class DeviceRemaps:
     cuda_devices: int = 1  # the CUDA devices the script was told it has (one per local rank)
     # The script's checks for more devices ("file:line" -> devices), answered yes.
     needed: dict[str, int] = field(default_factory=dict)
+    # Checks for more devices than the stand-in gives (over 8), answered no.
+    declined: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -108,14 +108,15 @@ class DeviceCount(int):
 
     def _has(self, needed: object) -> bool:
         """Whether the check for ``needed`` devices is answered as a machine with them."""
-        if not isinstance(needed, int) or isinstance(needed, bool):
-            return False
-        if not int(self) < needed <= MOST_DEVICES:
+        if not isinstance(needed, int) or isinstance(needed, bool) or needed <= int(self):
             return False
         asker = sys._getframe(2)
         if not is_user_file(asker.f_code.co_filename):
             return False
         where = f"{asker.f_code.co_filename}:{asker.f_lineno}"
+        if needed > MOST_DEVICES:
+            self.engine.declined[where] = needed  # said, so a script that exits says why
+            return False
         self.engine.needed[where] = max(needed, self.engine.needed.get(where, 0))
         return True
 

@@ -85,6 +85,7 @@ class DeviceEngine:
         # The script's checks for more devices, answered as a machine with them would:
         # "file:line" -> devices (availability.DeviceCount).
         self.needed: dict[str, int] = {}
+        self.declined: dict[str, int] = {}  # checks for more than the stand-in gives
         # What each CUDA autocast dtype ran as on the CPU (autocast.py), for the result.
         self.autocast: list[dict[str, str]] = []
 
@@ -97,6 +98,7 @@ class DeviceEngine:
             autocast=list(self.autocast),
             cuda_devices=self.cuda_devices,
             needed=dict(self.needed),
+            declined=dict(self.declined),
         )
 
     def enter_cuda_autocast(self, lowers_to: torch.dtype | None) -> None:
