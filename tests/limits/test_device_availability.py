@@ -52,10 +52,12 @@ assert CUDAAccelerator.is_available() and num_cuda_devices() == 1, "Lightning"
 assert is_cuda_available(), "accelerate"
 assert is_torch_cuda_available(), "transformers"
 accelerator = Accelerator(mixed_precision="fp16")
-model, optimizer = accelerator.prepare(nn.Linear(4, 1), torch.optim.SGD([torch.zeros(1)], lr=0.1))
+net = nn.Linear(4, 1)
+model, optimizer = accelerator.prepare(net, torch.optim.SGD(net.parameters(), lr=0.1))
 with accelerator.autocast():
     loss = model(torch.randn(8, 4, device=accelerator.device)).pow(2).mean()
 accelerator.backward(loss)
+optimizer.step()  # it trains: a script that built an optimizer and never stepped fails
 print("accelerate on", accelerator.device, accelerator.mixed_precision)
 """
 

@@ -70,6 +70,7 @@ class PassStart:
     """What ``Recorder.pass_ended`` needs of the pass's start."""
 
     steps: int
+    training_forwards: int  # the recorder's count when it started
     beyond: bool  # beyond the train_passes budget when it started
     where: tuple[Place, ...]  # the user's loops around where it started
 
@@ -131,6 +132,7 @@ class Recorder:
         # A pass that ended before any step: a read-ahead loader's (accelerate) whose step
         # comes right after, with gradient accumulation over the whole pass.
         self._ended_before_its_step: tuple[LoaderStats, PassStart] | None = None
+        self._training_forwards = 0
         self._passes_beyond_budget = 0  # open passes past the train_passes budget
         # --find-nonfinite: the hunt, and what it found.
         self.nonfinite: NonfiniteWatch | None = None
@@ -188,7 +190,7 @@ class Recorder:
         self._open_passes += 1
         self._passes_beyond_budget += beyond
         where = self.loops.where_pass_starts() if self.budget.train_passes is not None else ()
-        return PassStart(self.steps, beyond, where)
+        return PassStart(self.steps, self._training_forwards, beyond, where)
 
     def pass_ended(self, stats: LoaderStats, started: PassStart) -> None:
         self._open_passes -= 1
@@ -196,7 +198,8 @@ class Recorder:
         self._pass_ended_since_step = True
         if self.steps > started.steps:
             self._trained(stats, started)
-        else:
+        elif self._training_forwards > started.training_forwards:
+            # It fed training forwards and no step yet: the step comes next.
             self._ended_before_its_step = (stats, started)
 
     def _trained(self, stats: LoaderStats, started: PassStart) -> None:
@@ -208,6 +211,7 @@ class Recorder:
 
     def training_forward(self) -> None:
         """Before a training forward (train mode, grad on) of the top module."""
+        self._training_forwards += 1
         self._phase_is(TRAIN)
         if self._passes_beyond_budget:
             limit = self.budget.train_passes
