@@ -227,7 +227,6 @@ def _run_with_limits(
         result.status, result.stop_reason, exit_code = "passed", "completed", EXIT_PASSED
     except StopJob as stop:
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
-        result.stop_advice = advice_for(stop.reason, target, options.batches)
     except NonFiniteFound as found:
         # The hunt's answer is a failure of the script, at the line that made the value.
         result.status, result.stop_reason, exit_code = "failed", NONFINITE, EXIT_FAILED
@@ -276,9 +275,12 @@ def _run_with_limits(
     copy_recorded(result, recorder)
     if followed is not None and followed.merge(result):
         exit_code = EXIT_FAILED
-    if result.status == "passed" and result.loops_ended:
-        # The script's own knob that would have made the first loop ended early short.
-        result.stop_advice = advice_for(result.loops_ended[0].budget, target, options.batches)
+    # The knob that would have made what the budget ended short (the steps the job made are
+    # in the result by now: they say what ran out).
+    if result.status == "stopped" and result.stop_reason:
+        result.stop_advice = advice_for(result.stop_reason, target, options, result)
+    elif result.status == "passed" and result.loops_ended:
+        result.stop_advice = advice_for(result.loops_ended[0].budget, target, options, result)
     hub.job_end()
     hub.result(result)
     progress.set_stage("done")
