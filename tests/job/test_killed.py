@@ -78,7 +78,7 @@ def test_an_oom_kill_in_the_jobs_cgroup_says_out_of_memory(
     record = json.loads((run_dir / "process.json").read_text())
     if OOM_KILLS_KEY not in record:
         pytest.skip("this host's memory cgroup has no readable OOM kill count")
-    cgroup, count = record[OOM_KILLS_KEY]
+    _, count = record[OOM_KILLS_KEY]
     monkeypatch.setattr(killed, "memory_oom_kills", lambda group: (group, count + 1))
     line = killed.settle_run(run_dir)
     assert line is not None and "killed: out of memory?" in line
