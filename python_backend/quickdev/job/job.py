@@ -200,6 +200,7 @@ def _run_with_limits(
             patcher.on_undo(signals.start_server_watchdog(stop_hard(SERVER_GONE_STOP)))
         progress.write()
         imported_early = import_heavy_modules(options, target, in_process=in_process)
+        _note_environment(result)
 
         from quickdev.limits.install import install_limits
 
@@ -285,6 +286,17 @@ def _run_with_limits(
     hub.result(result)
     progress.set_stage("done")
     return exit_code
+
+
+def _note_environment(result: JobResult) -> None:
+    """The job's torch, and one line where it or the Python is one quickdev is not tested
+    with: a failure there may be quickdev's."""
+    from quickdev.torch_compat import untested_environment
+
+    result.torch_version = str(getattr(sys.modules.get("torch"), "__version__", ""))
+    result.untested_environment = untested_environment(result.torch_version)
+    if result.untested_environment:
+        log.warning("%s", result.untested_environment)
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:

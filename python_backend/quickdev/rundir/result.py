@@ -287,6 +287,10 @@ class JobResult:
     children: list[ChildProcess] = field(default_factory=list)
     # --find-nonfinite: where the first NaN/Inf came from; None when none was found.
     first_nonfinite: NonfiniteOrigin | None = None
+    # The job's torch (torch.__version__), and one line when it or the Python is outside
+    # the releases quickdev is tested with (quickdev/torch_compat.py).
+    torch_version: str = ""
+    untested_environment: str | None = None
     run_dir: str = ""
     schema: int = SCHEMA_VERSION
 
