@@ -8,7 +8,10 @@ import sys
 
 import tomllib
 import torch
+from quickdev.job.report import summarize
 from quickdev.profiling.torch_profile import OpTotals
+from quickdev.rundir.changes import changes
+from quickdev.rundir.result import JobResult
 from quickdev.torch_compat import TESTED_PYTHON, TESTED_TORCH, release, untested_environment
 from torch.profiler import ProfilerActivity, profile
 
@@ -63,3 +66,10 @@ def test_the_profilers_operator_totals_read_this_torchs_events() -> None:
     names = [op["name"] for op in totals.top(50)]
     assert "aten::addmm" in names
     assert not [n for n in names if ".py(" in n or n.startswith("<built-in")], names
+
+
+def test_the_untested_line_reads_the_same_in_the_terminal_and_the_editor() -> None:
+    line = untested_environment("2.7.1+cu126", (3, 11))
+    result = JobResult(id="r1", status="passed", untested_environment=line)
+    assert changes(result)[0] == line  # the result page and the end notification
+    assert f"  {line}" in summarize(result).splitlines()  # the terminal

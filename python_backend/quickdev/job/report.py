@@ -114,7 +114,5 @@ def summarize(result: JobResult) -> str:
         lines.append(f"  error: {result.error.headline(one_line=True)}")
     if result.exit_code not in (None, 0):
         lines.append(f"  the script called sys.exit({result.exit_code})")
-    if result.untested_environment:
-        lines.append(f"  {result.untested_environment}")
     lines.append(f"  run dir: {_short(result.run_dir)}")
     return "\n".join(lines)
