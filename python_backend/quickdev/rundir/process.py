@@ -96,7 +96,7 @@ def spawned_record(pid: int) -> ProcessRecord:
 
 def write_process_record(run_dir: Path) -> None:
     pid = os.getpid()
-    record = {
+    record: dict[str, object] = {
         "pid": pid,
         "start": start_ticks(pid),
         "pgid": os.getpgrp(),
