@@ -1,15 +1,16 @@
 """`make compat`: the smoke suite on every torch release of the tested range.
 
-For each release: a venv of its own under .compat/venvs/ (kept between runs; each holds a
-CUDA build of torch from PyPI, several GB), the project installed into it as a user
-installs it (``pip install '.[profile]'``), then tools/compat/smoke.py against it. Each
-release's row is recorded under .compat/results/; the table of every recorded row is
+For each release: a venv of its own under .compat/venvs/, one per release and Python (kept
+between runs; each holds a CUDA build of torch from PyPI, several GB), the project installed
+into it as a user installs it (``pip install '.[profile]'``), then tools/compat/smoke.py
+against it. Each row is recorded under .compat/results/; the table of every recorded row is
 printed at the end.
 
     python tools/compat/compat.py                      every release of RELEASES
     python tools/compat/compat.py --torch 2.11.0       one release
     python tools/compat/compat.py --ref HEAD~3         install that commit instead of the tree
     python tools/compat/compat.py --prune              delete each venv once its row is recorded
+    python tools/compat/compat.py --python python3.12  the venvs on another Python
     python tools/compat/compat.py --table              print the recorded rows only
 """
 
@@ -56,9 +57,17 @@ def pip(venv: Path, *args: str) -> None:
     )
 
 
+def python_version(python: str) -> str:
+    """``3.11`` for the interpreter ``python``."""
+    code = "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"
+    return subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
 def make_venv(torch: str, python: str) -> Path:
     """The release's venv with torch and torchvision, made once (the downloads are large)."""
-    venv = VENVS / f"torch-{torch}"
+    venv = VENVS / f"torch-{torch}-py{python_version(python)}"
     stamp = venv / ".torch-installed"
     if not stamp.exists():
         shutil.rmtree(venv, ignore_errors=True)
@@ -104,7 +113,7 @@ def commit(ref: str | None) -> str:
 
 def table() -> str:
     rows = [json.loads(p.read_text()) for p in RESULTS.glob("torch-*.json")]
-    rows.sort(key=lambda r: release(r["torch"]) or (0, 0))
+    rows.sort(key=lambda r: (release(r["torch"]) or (0, 0), release(r["python"]) or (0, 0)))
     if not rows:
         return "no rows recorded yet"
     checks = list(dict.fromkeys(name for row in rows for name in row["checks"]))
@@ -143,7 +152,7 @@ def main() -> int:
         for torch in args.torch:
             venv = make_venv(torch, args.python)
             install_project(venv, source)
-            row_file = RESULTS / f"torch-{torch}.json"
+            row_file = RESULTS / f"{venv.name}.json"
             print(f"torch {torch}: smoke suite", flush=True)
             code = subprocess.run(
                 [sys.executable, str(Path(__file__).parent / "smoke.py"), str(venv),
