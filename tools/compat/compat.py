@@ -102,10 +102,12 @@ def commit(ref: str | None) -> str:
         capture_output=True,
         text=True,
     )
+    # Only what `pip install .` takes counts: an edited test changes nothing installed.
+    installed = ["python_backend", "pyproject.toml"]
     dirty = (
         ref is None
         and subprocess.run(
-            ["git", "-C", str(ROOT), "diff", "--quiet", "HEAD"], check=False
+            ["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", *installed], check=False
         ).returncode
     )
     return out.stdout.strip() + ("+changes" if dirty else "")
