@@ -8,7 +8,7 @@ import sys
 
 import tomllib
 import torch
-from quickdev.job.report import summarize
+from quickdev.job.terminal_summary import summarize
 from quickdev.profiling.torch_profile import OpTotals
 from quickdev.rundir.changes import changes
 from quickdev.rundir.result import JobResult

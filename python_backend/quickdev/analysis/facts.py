@@ -11,8 +11,8 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from quickdev.analysis.findings import Knob
 from quickdev.analysis.knobs import knob_from_assign, knob_from_call
-from quickdev.analysis.model import Knob
 
 TRAINER_METHODS = frozenset({"fit", "validate", "test"})
 # Hugging Face's Trainer.train(): an entry point, not a Lightning script.

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from quickdev.analysis.facts import ClassFact, FitCall, FunctionFact, StatementFacts
-from quickdev.analysis.model import Analysis, EntryPoint, Knob, Step, StepKind
+from quickdev.analysis.findings import Analysis, EntryPoint, Knob, Step, StepKind
 
 LIGHTNING_BASES = frozenset({"LightningModule"})
 MODULE_BASES = frozenset({"Module", "LightningModule"})

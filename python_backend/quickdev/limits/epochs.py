@@ -5,7 +5,7 @@ still make every pass it was told to. An epochs option the user left at its defa
 is set to 1 when the script parses its arguments; a value given on the command line
 is kept, since the user asked for it, and the train_passes budget (limits/budget.py) lets
 that many passes run. Lightning's Trainer gets one epoch on its own
-(see lightning_limits.py).
+(see lightning.py).
 """
 
 from __future__ import annotations

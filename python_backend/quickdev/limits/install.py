@@ -15,12 +15,12 @@ from quickdev.limits import (
     epochs,
     fabric,
     forecast_capture,
+    job_rewriter,
     journal,
     loaders,
     loops,
     nonfinite,
     rebind,
-    rewriting,
     shapes,
     steps,
 )
@@ -72,7 +72,7 @@ def install_limits(
         transforms.append(recording)
         hub.add(shapes.ShapesWriter(seen, run_dir))
         on_phase = seen.phase_started
-    rewriter = rewriting.install(patcher, transforms, roots)
+    rewriter = job_rewriter.install(patcher, transforms, roots)
     recorder = Recorder(hub, budget, ender, on_phase)
     batches = None if options.no_limits else options.batches
     actual = device.resolve_device(options.device)

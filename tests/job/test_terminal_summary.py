@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from quickdev.job.report import summarize
+from quickdev.job.terminal_summary import summarize
 from quickdev.rundir.memory import GB, DeviceFit, MemoryForecast
 from quickdev.rundir.result import ErrorInfo, JobResult, ProfileSummary
 from quickdev.server.types import Failure
