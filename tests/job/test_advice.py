@@ -77,3 +77,25 @@ def test_the_hunts_advice_is_its_horizon_not_the_scripts_steps(
     assert "--iters" not in advice, advice  # a shorter loop finds no NaN sooner
     assert advice.startswith("the NaN hunt found no NaN/Inf in its 5 training steps"), advice
     assert "--max-steps 20" in advice
+
+
+def test_a_hunt_the_timeout_ended_is_told_the_time_its_horizon_needs(
+    run_quickdev: Any, tmp_path: Path
+) -> None:
+    # Each step takes a while (mnist on a CPU): the 500-step hunt cannot end in the time.
+    (tmp_path / "loop.py").write_text(
+        FINITE_LOOP.replace(
+            "    optimizer.step()", "    optimizer.step()\n    time.sleep(0.2)"
+        ).replace("import argparse", "import argparse\nimport time")
+    )
+    # 60 s: a loaded machine takes half of it to import torch and start the hunt.
+    run = run_quickdev("--find-nonfinite", "--timeout", "60", "loop.py", cwd=tmp_path)
+    result = run.result
+    assert (result["status"], result["stop_reason"]) == ("stopped", "timeout"), run.stderr
+    steps = result["optimizer_steps"]
+    assert 1 < steps < 500
+    advice = result["stop_advice"]
+    assert advice.startswith(f"the NaN hunt trained {steps} of its 500 steps before the 60 s"), (
+        advice
+    )
+    assert "quickdev run --find-nonfinite --timeout " in advice and "--iters" not in advice
