@@ -153,6 +153,7 @@ def main() -> int:
         source = source_tree(args.ref, Path(scratch))
         for torch in args.torch:
             venv = make_venv(torch, args.python)
+            installed = commit(args.ref)  # the row says what was installed, not what is now
             install_project(venv, source)
             row_file = RESULTS / f"{venv.name}.json"
             print(f"torch {torch}: smoke suite", flush=True)
@@ -163,7 +164,7 @@ def main() -> int:
             ).returncode  # fmt: skip
             if row_file.exists():
                 row = json.loads(row_file.read_text())
-                row["source"] = commit(args.ref)
+                row["source"] = installed
                 row_file.write_text(json.dumps(row, indent=1) + "\n")
             failed = failed or code != 0
             if args.prune:
