@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -52,8 +53,15 @@ def tested_minors() -> list[tuple[int, int]]:
 
 
 def pip(venv: Path, *args: str) -> None:
+    # Releases as PyPI has them, as on a user's machine: a local wheel folder (pip's
+    # find-links) may hold a CPU-only torch of the same version, which no torchvision
+    # from PyPI matches.
+    no_local = CACHE / "no-local-wheels"
+    no_local.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *args], check=True
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *args],
+        check=True,
+        env={**os.environ, "PIP_FIND_LINKS": str(no_local)},
     )
 
 

@@ -286,7 +286,16 @@ def versions(venv: Path) -> dict[str, str]:
 
 
 def main(venv: Path, out: Path, only: list[str]) -> int:
-    row: dict[str, Any] = {**versions(venv), "checks": {}}
+    try:
+        row: dict[str, Any] = {**versions(venv), "checks": {}}
+    except subprocess.CalledProcessError as exc:  # the environment itself is broken
+        why = _last(exc.stderr or "")
+        row = {"torch": venv.name, "torchvision": "?", "python": "?", "checks": {}}
+        row["checks"]["import"] = {"ok": False, "detail": why, "seconds": 0.0}
+        print(f"  import torch, torchvision FAIL  {why}", flush=True)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(row, indent=1) + "\n")
+        return 1
     work = Path(tempfile.mkdtemp(prefix="quickdev-compat-"))
     env = Environment(venv, work)
     try:
