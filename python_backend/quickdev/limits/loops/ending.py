@@ -21,12 +21,14 @@ evaluation forwards in a row), which bounds loops that a library keeps calling.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from types import FrameType
 
 from quickdev.limits.budget import EVAL_FORWARDS, MAX_STEPS, TRAIN_PASSES, StopJob
 from quickdev.limits.loops.marks import Marks, Place, places, running_frames, stack_ids
 from quickdev.limits.loops.table import Loop, LoopTables
 from quickdev.rundir.result import EndedLoop
+from quickdev.rundir.shapes import Cut
 
 # How far past a budget the job lets the script go while the loops it ended are still
 # running (a loop it cannot reach keeps taking steps) before it stops the script.
@@ -45,6 +47,9 @@ class LoopEnder:
         self._eval_ended_in: dict[tuple[str, int], FrameType] = {}
         self._passes_ended = False
         self._training_runs: dict[tuple[str, int], int] = {}  # loop -> times a step budget ended it
+        # Told of each loop told to end, with its frame (the tensor-shape recording marks
+        # what was being made from it as cut short).
+        self.on_end: Callable[[FrameType, int, Cut], None] | None = None
 
     @property
     def ended(self) -> list[EndedLoop]:
@@ -203,6 +208,8 @@ class LoopEnder:
             unit=unit,
         )
         self.marks.add(place.frame, loop, ended, place.line)
+        if self.on_end is not None:
+            self.on_end(place.frame, loop.line, Cut(ended.file, loop.line, budget, count, unit))
 
     def _refresh(self) -> None:
         if not self.marks.pending and not self._eval_ended_in:
