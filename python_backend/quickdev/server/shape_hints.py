@@ -171,7 +171,8 @@ async def _hints(hints: ShapeHints, uri: str, within: types.Range) -> list[dict[
     if found is None:
         return []
     document, placement = found
-    lines = document.lines
+    lines = placement.lines  # the document's, split once per version
+    labels = placement.shapes.labels
     out = []
     for p in placement.within(within.start.line, within.end.line):
         text = lines[p.line] if p.line < len(lines) else ""
@@ -179,10 +180,13 @@ async def _hints(hints: ShapeHints, uri: str, within: types.Range) -> list[dict[
             p.col if text.isascii() else document.position_codec.client_num_units(text[: p.col])
         )
         for name in p.binding.names:
+            label = labels.get(id(name))
+            if label is None:
+                label = labels[id(name)] = hint_label(name)
             out.append(
                 {
                     "position": {"line": p.line, "character": character},
-                    "label": hint_label(name),
+                    "label": label,
                     "kind": types.InlayHintKind.Type.value,
                     "paddingLeft": True,
                     "data": {"uri": uri, "line": p.line, "name": name.name},

@@ -39,6 +39,9 @@ class FileShapes:
 
     run: RunOfRecord
     file: FileRecord
+    # Each name's hint label, made once (id of its NameRecord -> label): a request for a
+    # whole file would make hundreds.
+    labels: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,13 @@ class Placement:
         self._lines: list[str] | None = None
         self._all: list[Placed] | None = None
 
+    @property
+    def lines(self) -> list[str]:
+        """The text's lines, endings kept (split once per version)."""
+        if self._lines is None:
+            self._lines = split_lines(self.text)
+        return self._lines
+
     def all(self) -> list[Placed]:
         if self._all is None:
             self._all = self._placed(0, len(self.by_end), sys.maxsize)
@@ -194,9 +204,7 @@ class Placement:
         return self._placed(start, len(by_end), last)
 
     def _placed(self, start: int, stop: int, last: int) -> list[Placed]:
-        where, count = self.where, len(self.where)
-        if self._lines is None:
-            self._lines = split_lines(self.text)
+        where, count, lines = self.where, len(self.where), self.lines
         placed = []
         for binding in self.by_end[start:stop]:
             first, end = binding.first_line - 1, binding.line - 1
@@ -207,7 +215,7 @@ class Placement:
                 break
             if any(where[k] != line - (end - k) for k in range(first, end)):
                 continue  # its lines no longer all there, together and in order
-            col = min(binding.col, len(self._lines[line].rstrip("\r\n")))
+            col = min(binding.col, len(lines[line].rstrip("\r\n")))
             placed.append(Placed(line, col, binding))
         placed.sort(key=lambda p: (p.line, p.col))
         return placed
