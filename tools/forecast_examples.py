@@ -42,11 +42,17 @@ class Example:
 EXAMPLES = [
     # As configured: batch 64, bfloat16 autocast; the default devices.
     Example("baby-gpt", ["--max-steps", "1", "--memory-forecast"], []),
-    # The same in float32 at batch 128 on a 10 GB card: the advice, each part replayed.
+    # The same in float32 at batch 128 on a 4 GB GPU: the advice, each part replayed.
     Example(
         "baby-gpt-float32",
-        ["--max-steps", "1", "--memory-forecast", "rtx3080"],
+        ["--max-steps", "1", "--memory-forecast", "4"],
         ["--batch-size", "128", "--float32"],
+    ),
+    # The first remedy advised, made: the script checkpoints its blocks (its --checkpoint).
+    Example(
+        "baby-gpt-float32-checkpointed",
+        ["--max-steps", "1", "--memory-forecast", "4"],
+        ["--batch-size", "128", "--float32", "--checkpoint"],
     ),
 ]
 
