@@ -155,6 +155,7 @@ class RecordedFiles:
         self.phase = SETUP  # of the model's last forward (none yet: setup)
         self._phases_started = {SETUP}
         self._busy = False  # a look that runs user code (a tensor subclass) looks no further
+        self._disarmed = False  # the job is over: nothing brings a line a look again
         self._failed = False
         self.cost = Cost()
         setattr(builtins, SEE, self.see)
@@ -262,7 +263,7 @@ class RecordedFiles:
         """The model's forwards switched to ``phase`` (train, eval); the first time, every
         line is looked at again."""
         self.phase = phase
-        if phase in self._phases_started:
+        if phase in self._phases_started or self._disarmed:
             return
         self._phases_started.add(phase)
         for file in self.files.values():
@@ -273,6 +274,8 @@ class RecordedFiles:
     def forward_starting(self, args: Any) -> None:
         """The model's forward is called with ``args``: a probe of every line where their
         shapes are new, or at its 2nd, 4th, 8th … call."""
+        if self._disarmed:
+            return
         self.forwards += 1
         try:
             key = signature(args)
@@ -298,6 +301,8 @@ class RecordedFiles:
         """A budget ended the loop at ``loop_line`` of ``frame`` (or cut a pass over a
         loader that it iterates): the next look at each statement made from it sees
         ``cut``."""
+        if self._disarmed:
+            return
         file = self._by_path.get(frame.f_code.co_filename)
         if file is not None:
             for index, record in enumerate(file.slots):
@@ -321,6 +326,7 @@ class RecordedFiles:
     def disarm(self) -> None:
         """The job is over: no line is looked at any more (code compiled for the job stays
         loaded in the in-process API; its guards read 0 from now on)."""
+        self._disarmed = True
         for file in self.files.values():
             file.guards[:] = [0] * len(file.guards)
 
