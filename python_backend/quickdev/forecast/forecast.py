@@ -161,7 +161,9 @@ def advise(
         return
     usable = missing.capacity - CONTEXT_ALLOWANCE
     working: list[RemedyForecast] = []
-    for remedy in candidates(recipe, forecast.modules):
+    # The remedies make activations smaller; where what stays anyway does not fit, none can.
+    remedies = candidates(recipe, forecast.modules) if _static(forecast) <= usable else []
+    for remedy in remedies:
         if working and remedy.autocast is not None and remedy.checkpointed:
             break  # one alone fits: the two together are not needed
         try:
@@ -201,13 +203,19 @@ def _advice_line(
     one = measured.get(1)
     if one is None:  # no batch size to change (none found, or 1 already)
         return f"To fit {missing.device}: {remedies}." if remedies else ""
-    categories = forecast.categories
-    static = sum(categories.get(k, 0) for k in ("parameters", "gradients", "optimizer_state"))
     line = (
         f"Not even batch size 1 fits {missing.device} "
         f"(≈ {format_size(one.peak_allocated + CUBLAS_WORKSPACE)}); the weights, gradients "
-        f"and optimizer state alone are {format_gb(static)}, and the forecast does not replay "
-        "what makes them smaller (lower-precision weights, an optimizer with less state, "
-        "sharding the model with FSDP)"
+        f"and optimizer state alone need {format_gb(_static(forecast))}, and the forecast "
+        "does not replay what makes them smaller (lower-precision weights, an optimizer with "
+        "less state, sharding the model with FSDP)"
     )
     return line + (f". At batch size {forecast.batch_size}: {remedies}." if remedies else ".")
+
+
+def _static(forecast: MemoryForecast) -> int:
+    """What the step holds whatever its batch: weights, their gradients, the optimizer's
+    state (at the peak; the gradients in full, as by the end of backward)."""
+    categories = forecast.categories
+    gradients = max(categories.get("gradients", 0), sum(m.gradients for m in forecast.modules))
+    return categories.get("parameters", 0) + gradients + categories.get("optimizer_state", 0)
