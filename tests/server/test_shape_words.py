@@ -65,7 +65,8 @@ def test_a_shape_a_budget_cut_short_says_so_and_the_hover_says_which_loop() -> N
     hover = hover_markdown(name, RUN)
     assert (
         "**Cut short by a budget**: the loop at model.py:295 was ended by the eval_forwards "
-        "budget after 20 forwards while this was made; a full run may give another shape."
+        "budget after 20 forwards while this was made; a full run may give other values, or "
+        "another shape."
     ) in hover
     name.seen[1].cut = Cut("/project/eval.py", 12, "batches", 2, "batches")
     assert "the pass over a DataLoader at eval.py:12 stopped after 2 batch(es) (--batches)" in (

@@ -74,7 +74,8 @@ def cut_words(cut: Cut) -> str:
         what = f"the loop at {where} was ended by the {cut.budget} budget"
         what += f" after {cut.count} {cut.unit}"
     return (
-        f"**Cut short by a budget**: {what} while this was made; a full run may give another shape."
+        f"**Cut short by a budget**: {what} while this was made; a full run may give other "
+        "values, or another shape."
     )
 
 

@@ -207,6 +207,10 @@ class LoopEnder:
 
         if not self.library.end(frame, loop, jumped):
             return False
+        if self.on_end is not None:  # what the user's code makes of what the loop returns
+            self.on_end(
+                frame, loop.line, Cut(loop.file, loop.line, EVAL_FORWARDS, since, "forwards")
+            )
         self._eval_base = in_a_row
         return True
 
