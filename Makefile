@@ -9,6 +9,7 @@ STAMP := $(VENV)/.installed
 
 # Everything a fresh machine needs for the Python side: a venv with the pinned packages.
 $(STAMP): pyproject.toml $(LOCK)
+	@echo "Setting up $(VENV) with the pinned packages (torch, Lightning, the checkers): a few minutes the first time, silent while pip works"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e '.[dev]'
 	touch $@
