@@ -309,11 +309,20 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
 
 
 def _finish_killed_jobs(runs_dir: Path | None) -> None:
-    """A job killed mid-run left the user's files changed: put them back, in one line each."""
+    """A job killed mid-run left the user's files changed: put them back, in one line each.
+    A failure (a full disk) is one line too: the command goes on, and the next one tries
+    again."""
     from quickdev.limits.journal.recover import recover
 
     for root in {DEFAULT_RUNS_DIR.resolve(), (runs_dir or DEFAULT_RUNS_DIR).resolve()}:
-        for line in recover(root):
+        try:
+            lines = recover(root)
+        except OSError as exc:
+            lines = [
+                f"quickdev: could not finish putting back what a killed run under {root} "
+                f"changed ({exc.strerror or exc}); the next quickdev command tries again"
+            ]
+        for line in lines:
             print(line, file=sys.stderr)
 
 

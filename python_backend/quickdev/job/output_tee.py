@@ -3,15 +3,21 @@
 Python-level only: text the script (or a library in Python) prints reaches both the
 terminal and the file; output written by C code straight to the file descriptors
 reaches the terminal only.
+
+The file is the job's, the print the script's: where the file cannot be written (a full
+disk), the script's print still succeeds, the copy stops, and the job says so once at
+its end (``unwritten``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from quickdev.job import unwritten
 from quickdev.limits.patching import Patcher
 from quickdev.rundir.layout import STDOUT_FILE
 
@@ -19,10 +25,47 @@ from quickdev.rundir.layout import STDOUT_FILE
 _LOG_FLUSH_INTERVAL_S = 1.0
 
 
+class _Log:
+    """``output.log``, shared by the stdout and stderr tees: a write or flush that fails
+    stops the copy for good (a full disk) rather than raise into the script's print."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file: TextIO | None = path.open("a", encoding="utf-8", errors="replace")
+
+    def write(self, text: str, *, flush: bool) -> None:
+        if self.file is None or self.file.closed:
+            return
+        try:
+            self.file.write(text)
+            if flush:
+                self.file.flush()
+        except OSError as exc:
+            self._give_up(exc)
+
+    def flush(self) -> None:
+        self.write("", flush=True)
+
+    def close(self) -> None:
+        if self.file is None:
+            return
+        try:
+            self.file.close()
+        except OSError as exc:  # what was left in the buffer did not fit
+            self._give_up(exc)
+
+    def _give_up(self, exc: OSError) -> None:
+        unwritten.failed(self.path, exc)
+        file, self.file = self.file, None
+        if file is not None:
+            with contextlib.suppress(OSError):  # its buffer again: dropped with it
+                file.close()
+
+
 class _Tee:
     """Writes go to the original stream and the log; everything else is the original's."""
 
-    def __init__(self, stream: TextIO, log: TextIO) -> None:
+    def __init__(self, stream: TextIO, log: _Log) -> None:
         self._stream = stream
         self._log = log
         self._flushed_at = time.monotonic()
@@ -33,14 +76,13 @@ class _Tee:
         written = self._stream.write(text)
         if text:
             self.mid_line = not text.endswith("\n")
-        if not self._log.closed:
-            self._log.write(text)
-            # At the end of a line: the job's other processes append to the same log,
-            # and a line written in two pieces would have theirs in between.
-            ended = text.endswith(("\n", "\r"))
-            if ended and time.monotonic() - self._flushed_at >= self.flush_interval_s:
-                self._flushed_at = time.monotonic()
-                self._log.flush()
+        # At the end of a line: the job's other processes append to the same log, and a
+        # line written in two pieces would have theirs in between.
+        ended = text.endswith(("\n", "\r"))
+        flush = ended and time.monotonic() - self._flushed_at >= self.flush_interval_s
+        if flush:
+            self._flushed_at = time.monotonic()
+        self._log.write(text, flush=flush)
         return written
 
     def writelines(self, lines: Any) -> None:
@@ -51,8 +93,7 @@ class _Tee:
         self._stream.flush()
 
     def flush_log(self) -> None:
-        if not self._log.closed:
-            self._log.flush()
+        self._log.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -68,7 +109,7 @@ def install(patcher: Patcher, run_dir: Path, *, child: bool = False) -> None:
     path = run_dir / STDOUT_FILE
     if not child:
         path.write_bytes(b"")
-    log = path.open("a", encoding="utf-8", errors="replace")
+    log = _Log(path)
     _stdout_tee = _Tee(sys.stdout, log)
     patcher.set(sys, "stdout", _stdout_tee)
     patcher.set(sys, "stderr", _Tee(sys.stderr, log))
