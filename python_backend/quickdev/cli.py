@@ -332,7 +332,10 @@ def main(argv: Sequence[str] | None = None, warm: WarmStart | None = None) -> in
     try:
         own, script_args = _split_script_args(args)
         ns = build_parser().parse_args(memory_forecast_alone(own))
-        _finish_killed_jobs(getattr(ns, "runs_dir", None))
+        if ns.command != "serve":
+            # The server does it itself once the editor is connected, so that the person
+            # reads it there (window/showMessage), not in a log nobody opens.
+            _finish_killed_jobs(getattr(ns, "runs_dir", None))
         if ns.command == "run":
             options = run_options(ns, script_args)
             options.warm = warm
