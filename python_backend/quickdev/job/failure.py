@@ -22,7 +22,10 @@ def describe(exc: BaseException) -> ErrorInfo:
     ]
     # The job's own frames (and runpy's) come first; the user sees from their code on.
     first_user = next((i for i, f in enumerate(frames) if is_user_file(f.file)), len(frames))
-    frames = frames[first_user:] if first_user < len(frames) else frames
+    if _script_not_compiled(exc, frames):
+        frames = []
+    elif first_user < len(frames):
+        frames = frames[first_user:]
     message = str(exc)
     file: str | None = None
     line: int | None = None
@@ -61,6 +64,9 @@ def user_traceback(exc: BaseException) -> str:
         entries.append(tb)
         tb = tb.tb_next
     user = [i for i, e in enumerate(entries) if is_user_file(e.tb_frame.f_code.co_filename)]
+    if not user and isinstance(exc, SyntaxError) and _is_users(exc.filename):
+        # The script did not compile: Python shows the line and the error, no frames.
+        return "".join(traceback.format_exception_only(type(exc), exc))
     if user:
         entries = entries[user[0] :]
         while len(entries) > 1 and _is_own(entries[-1].tb_frame.f_code.co_filename):
@@ -69,6 +75,18 @@ def user_traceback(exc: BaseException) -> str:
     for entry in reversed(entries):
         chained = types.TracebackType(chained, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
     return "".join(traceback.format_exception(type(exc), exc, chained))
+
+
+def _script_not_compiled(exc: BaseException, frames: list[Frame]) -> bool:
+    """A SyntaxError in the user's file with no frame of theirs: the script itself did not
+    compile, and the frames are ours and runpy's."""
+    if not isinstance(exc, SyntaxError) or not _is_users(exc.filename):
+        return False
+    return not any(is_user_file(f.file) for f in frames)
+
+
+def _is_users(filename: str | None) -> bool:
+    return bool(filename) and is_user_file(str(filename))
 
 
 def _is_own(filename: str) -> bool:
