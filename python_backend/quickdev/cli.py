@@ -240,19 +240,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
-    """Everything after the first ``--`` belongs to the user's script."""
+def _split_script_args(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """What comes before the first ``--``, and what after it (None: no ``--``)."""
     if "--" in argv:
         i = argv.index("--")
         return argv[:i], argv[i + 1 :]
-    return argv, []
+    return argv, None
 
 
-def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
-    script_args = [*ns.script_args, *script_args]
+def _script_args(ns: argparse.Namespace, after_separator: list[str] | None) -> list[str]:
+    """The script's arguments. ``SCRIPT -- ARGS``: the ``--`` right after the script is
+    quickdev's, and ARGS are the script's as they are, a ``--`` among them included
+    (``SCRIPT -- -- --x`` gives ``['--', '--x']``, as ``python SCRIPT -- --x`` does).
+    ``SCRIPT ARGS``, as with python: everything is the script's, so a ``--`` after the
+    script's first argument is passed on too."""
+    before = list(ns.script_args)
     if ns.script and ns.module:
         # python -m MODULE ARGS: the first positional is the module's first argument.
-        script_args, ns.script = [ns.script, *script_args], None
+        before, ns.script = [ns.script, *before], None
+    if after_separator is None:
+        return before
+    return [*before, "--", *after_separator] if before else after_separator
+
+
+def run_options(ns: argparse.Namespace, after_separator: list[str] | None = None) -> RunOptions:
+    script_args = _script_args(ns, after_separator)
     if not ns.script and not ns.module:
         raise UsageError("quickdev run: missing SCRIPT (or -m MODULE) to run")
     if ns.wait_for_client and not ns.listen:
