@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import time
 from pathlib import Path
 from typing import Any, TextIO
 
 from quickdev.job import unwritten
 from quickdev.limits.patching import Patcher
 from quickdev.rundir.layout import STDOUT_FILE
-
-# Progress bars write many times a second; the log is flushed at most this often.
-_LOG_FLUSH_INTERVAL_S = 1.0
 
 
 class _Log:
@@ -68,21 +64,17 @@ class _Tee:
     def __init__(self, stream: TextIO, log: _Log) -> None:
         self._stream = stream
         self._log = log
-        self._flushed_at = time.monotonic()
-        self.flush_interval_s = _LOG_FLUSH_INTERVAL_S
         self.mid_line = False  # the last text written did not end a line
 
     def write(self, text: str) -> int:
         written = self._stream.write(text)
         if text:
             self.mid_line = not text.endswith("\n")
-        # At the end of a line: the job's other processes append to the same log, and a
-        # line written in two pieces would have theirs in between.
-        ended = text.endswith(("\n", "\r"))
-        flush = ended and time.monotonic() - self._flushed_at >= self.flush_interval_s
-        if flush:
-            self._flushed_at = time.monotonic()
-        self._log.write(text, flush=flush)
+        # Each line as it ends: the editor shows the file live, and a line followed by a
+        # long quiet step must not wait in a buffer. Not before: the job's other processes
+        # append to the same log, and a line written in two pieces would have theirs in
+        # between. (A progress bar's "\r" ends its line; tqdm redraws ~10 times a second.)
+        self._log.write(text, flush=text.endswith(("\n", "\r")))
         return written
 
     def writelines(self, lines: Any) -> None:
@@ -91,6 +83,7 @@ class _Tee:
 
     def flush(self) -> None:
         self._stream.flush()
+        self._log.flush()  # what the script flushes, it means to be seen
 
     def flush_log(self) -> None:
         self._log.flush()
@@ -121,16 +114,6 @@ def flush_log() -> None:
     the child alike."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, _Tee):
-            stream.flush_log()
-
-
-def flush_every_line() -> None:
-    """In a process the script started: each line reaches the log when it ends. Such a
-    process may be ended at any moment (a pool's ``terminate()``, ``os._exit``, the job's
-    SIGKILL), and what it printed must not die with it in a buffer."""
-    for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, _Tee):
-            stream.flush_interval_s = 0.0
             stream.flush_log()
 
 
