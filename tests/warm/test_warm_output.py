@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,7 @@ async def test_a_warm_jobs_line_reaches_output_log_while_it_runs(
         assert "error" not in answer, answer
         seen_at = await _line_seen(Path(answer["runDir"]) / "output.log", timeout_s=20)
         go.touch()
-        ended = await wait_for(lambda: final(changes, answer["runId"]), "the run to end")
+        ended = await wait_for(partial(final, changes, answer["runId"]), "the run to end")
         (written,) = [
             o["written"] for o in result(ended)["outputs"] if Path(o["requested"]) == mark
         ]
