@@ -68,3 +68,9 @@ class LogFile(logging.FileHandler):
             failed(self.baseFilename, exc)
         else:
             super().handleError(record)
+
+    def close(self) -> None:
+        try:
+            super().close()  # flushes what a full disk left in the buffer
+        except OSError as exc:
+            failed(self.baseFilename, exc)
