@@ -1,4 +1,5 @@
-"""Command-line parsing only; each command's work lives in its own package.
+"""The command line: parsing, then each command's module, which does the work. Before any
+command, the files a killed job left changed are put back (``limits/journal/recover.py``).
 
     quickdev run [options] SCRIPT [-- ARGS...]
     quickdev run [options] -m MODULE [-- ARGS...]

@@ -13,6 +13,9 @@ EXIT_PASSED = 0  # the job passed, or stopped at a budget
 EXIT_FAILED = 1  # the user's code failed
 EXIT_USAGE = 2  # a bad option or a missing script: one line on stderr
 
+# Where this package is installed: the job puts its parent on the path, and tells the
+# user's frames from ours by it.
+PACKAGE_DIR = Path(__file__).resolve().parent
 # Where helper processes (TensorBoard, PID injection) run: `python -m` puts the working
 # directory first on sys.path, and the filesystem root holds no Python modules, unlike a
 # workspace (or a shared /tmp).

@@ -33,7 +33,7 @@ from quickdev.processes import EXIT_PASSED, peak_rss_mb
 from quickdev.rundir.result import ErrorInfo, JobResult
 
 if TYPE_CHECKING:
-    from quickdev.job.children import FollowedChildren
+    from quickdev.job.children.following import FollowedChildren
 
 log = logging.getLogger(__name__)
 

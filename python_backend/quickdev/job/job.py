@@ -36,9 +36,9 @@ from quickdev.job.hard_stop import (
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
 from quickdev.job.recorded import copy_recorded, initial_limits
-from quickdev.job.report import summarize
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
+from quickdev.job.terminal_summary import summarize
 from quickdev.limits.budget import NONFINITE, Budget, StopJob
 from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.patching import Patcher
@@ -52,7 +52,7 @@ from quickdev.rundir.result import ErrorInfo, JobResult
 from quickdev.rundir.retention import prune_runs
 
 if TYPE_CHECKING:
-    from quickdev.job.children import FollowedChildren
+    from quickdev.job.children.following import FollowedChildren
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +209,8 @@ def _run_with_limits(
 
         installed = install_limits(options, run_dir, hub, budget, patcher, imported_early)
         recorder = installed.recorder
-        from quickdev.job.children import Setup, follow
+        from quickdev.job.children.following import follow
+        from quickdev.job.children.setup import Setup
 
         setup = Setup(run_dir, options, target.description)
         followed = follow(patcher, setup, recorder, budget, job_process=not in_process)

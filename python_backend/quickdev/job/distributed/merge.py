@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from quickdev.job.failure import labelled_error
 from quickdev.options import RunOptions
 from quickdev.rundir.ids import iso_utc
 from quickdev.rundir.layout import RESULT_FILE, TRACE_GLOB, rank_dir_name
@@ -125,13 +126,6 @@ def initial_result(run_dir: Path, options: RunOptions, started: float) -> JobRes
         started=iso_utc(started),
         run_dir=str(run_dir),
     )
-
-
-def labelled_error(label: str, error: ErrorInfo | None) -> ErrorInfo:
-    """The error of one process of a job (a rank, a child), as the job's: "rank 1: …"."""
-    if error is None:
-        return ErrorInfo(type="ProcessFailed", message=f"{label} failed")
-    return dataclasses.replace(error, message=f"{label}: {error.message}")
 
 
 def _gather_traces(run_dir: Path, ranks: list[int]) -> list[str]:

@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from quickdev.job.distributed.merge import initial_result, merge_results
-from quickdev.job.distributed.rank import OPTIONS_ENV, RUN_DIR_ENV, options_to_json
+from quickdev.job.distributed.rank import OPTIONS_ENV, RUN_DIR_ENV
 from quickdev.job.signals import install_signal_handler
 from quickdev.limits.patching import Patcher
-from quickdev.options import RunOptions
+from quickdev.options import RunOptions, options_to_json
 from quickdev.processes import EXIT_USAGE
 from quickdev.rundir.ids import create_run_dir, new_run_id
 from quickdev.rundir.jsonio import read_json_object, write_json
@@ -113,7 +113,7 @@ def run_distributed(options: RunOptions) -> int:
 
 def _summary(merged: dict[str, Any]) -> str:
     """The terminal summary of the merged result, and a line per rank."""
-    from quickdev.job.report import summarize
+    from quickdev.job.terminal_summary import summarize
 
     ranks = ", ".join(f"rank {r['rank']} {r['status']}" for r in merged["ranks"])
     return f"{summarize(JobResult.from_dict(merged))}\n  ranks: {ranks}"

@@ -2,7 +2,7 @@
 the editor's inlay hints and hovers (``quickdev.rundir.shapes``, ``SHAPES_FILE``).
 
 The user's files (the main script and the project's modules, never installed packages)
-are compiled by the job's one rewriter (``quickdev.limits.rewriting``) with a look after
+are compiled by the job's one rewriter (``quickdev.limits.job_rewriter``) with a look after
 each statement that binds names (``transform``); the looks call into ``observe``, which
 keeps, per line and name, the distinct values seen (dtype, shape, device, grad,
 statistics; a structure's items) and stops looking at a line after its first passes.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quickdev.job.distributed.merge import labelled_error
+from quickdev.job.failure import labelled_error
 from quickdev.limits.budget import NONFINITE
 from quickdev.limits.recorder import MAX_RECORDED_LOSSES
 from quickdev.rundir.jsonio import read_json_object
