@@ -248,7 +248,8 @@ class FileSafety:
     checked_files: int = 0
     check_bound: int = 0  # files beyond it are not checked (``complete`` false)
     complete: bool = True
-    # The folders it left out, the shallowest first (at most 100), and how many in all.
+    # The folders it left out, by reason then the shallowest first (at most 100), and how
+    # many in all.
     not_checked: list[UncheckedFolder] = field(default_factory=list)
     not_checked_total: int = 0
     your_edits: list[YourEdit] = field(default_factory=list)

@@ -71,8 +71,15 @@ class Manifest:
         return cls(data["root"], files, list(data.get("folders", [])), unlisted, complete)
 
     def not_checked(self) -> list[UncheckedFolder]:
-        """The folders left out, the shallowest first."""
-        found = sorted((self.unlisted or {}).items(), key=lambda i: (i[0].count(os.sep), i[0]))
+        """The folders left out: by reason (the ones a person knows at sight first: their
+        virtualenv), then the shallowest first."""
+        order = {why: i for i, why in enumerate(unchecked.REASONS)}
+
+        def key(item: tuple[str, str]) -> tuple[int, int, str]:
+            path, why = item
+            return order.get(why, len(order)), path.count(os.sep), path
+
+        found = sorted((self.unlisted or {}).items(), key=key)
         return [UncheckedFolder(os.path.join(self.root, p), why) for p, why in found]
 
 

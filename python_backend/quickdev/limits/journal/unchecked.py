@@ -26,6 +26,7 @@ from collections.abc import Iterable
 PYTHON_ENVIRONMENT = "a Python environment"
 INSTALLED_PACKAGES = "installed packages"
 IGNORED_BY_GIT = "ignored by git"
+REASONS = (PYTHON_ENVIRONMENT, INSTALLED_PACKAGES, IGNORED_BY_GIT)  # as the result lists them
 
 _PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages", "node_modules"})
 # A Python environment says so in its top folder.
