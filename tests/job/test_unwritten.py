@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from quickdev.job import unwritten
+from quickdev import unwritten
 from quickdev.job.output_tee import _Log, _Tee
 
 pytestmark = pytest.mark.skipif(

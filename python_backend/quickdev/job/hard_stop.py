@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from quickdev import problems
-from quickdev.job import signals, unwritten
+from quickdev import problems, unwritten
+from quickdev.job import signals
 from quickdev.job.recorded import copy_recorded, settle_verdict
 from quickdev.limits.recorder import Recorder
 from quickdev.processes import EXIT_PASSED, peak_rss_mb

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quickdev import problems
+from quickdev import problems, unwritten
 from quickdev.events import EventHub
-from quickdev.job import output_tee, signals, unwritten
+from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
 from quickdev.job.debug_pauses import paused_s
 from quickdev.job.failure import describe, user_traceback

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from quickdev.job import unwritten
+from quickdev import unwritten
 from quickdev.limits.patching import Patcher
 from quickdev.rundir.layout import STDOUT_FILE
 

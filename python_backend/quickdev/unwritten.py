@@ -2,19 +2,23 @@
 
 A full disk, or a runs directory that fills while the job runs, makes the job's own
 writes fail: the copy of the script's output (``output.log``), the job's log
-(``job.log``), ``result.json``. None of them may stop the job's work (the restore of the
-person's files comes first and runs whatever they do), raise into the script (its
-``print`` is not the one that failed), or print a traceback. Each writer reports its
-failure here and goes on without the file; the terminal gets one line at the end.
+(``job.log``), ``result.json``, what an observer writes (the shapes, a trace). None of
+them may stop the job's work (the restore of the person's files comes first and runs
+whatever they do), raise into the script (its ``print`` is not the one that failed), or
+print a traceback; nor is it Quickdev's error or the script's (the verdict is what it
+would have been). Each writer reports its failure here and goes on without the file; the
+terminal gets one line at the end.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
 import threading
 from pathlib import Path
+from typing import TypeGuard
 
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.result import JobResult
@@ -29,9 +33,15 @@ def reset() -> None:
         _failed.clear()
 
 
-def failed(path: Path | str, exc: OSError) -> None:
+def failed(what: Path | str, exc: OSError) -> None:
+    """``what`` (a path, or what it is in words) could not be written."""
     with _lock:
-        _failed.setdefault(os.path.basename(path), exc.strerror or str(exc))
+        _failed.setdefault(os.path.basename(what), exc.strerror or str(exc))
+
+
+def disk_full(exc: BaseException) -> TypeGuard[OSError]:
+    """No room left (the disk, or the person's quota)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def line(run_dir: Path | str) -> str | None:
