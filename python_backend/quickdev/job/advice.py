@@ -26,8 +26,19 @@ _KNOB_FOR_BUDGET: dict[str, tuple[KnobKind, ...]] = {
 }
 
 
-def advice_for(reason: str, target: Target, batches: int) -> str | None:
+# After training, the clock runs out in an evaluation or a sampling loop: a training knob
+# (--steps, --epochs) would change nothing there.
+_AFTER_TRAINING: tuple[KnobKind, ...] = ("eval_iters",)
+
+
+def advice_for(
+    reason: str, target: Target, batches: int, after_training: bool = False
+) -> str | None:
+    """The script's own knob for the loop ``reason`` ended or stopped; ``after_training``:
+    the script had trained and was evaluating or sampling when it was stopped."""
     kinds = _KNOB_FOR_BUDGET.get(reason)
+    if reason == budget.TIMEOUT and after_training:
+        kinds = _AFTER_TRAINING
     if not kinds or not isinstance(target, ScriptTarget):
         return None
     # Imported only here: a job that passes, fails or ends at a budget with no knob
