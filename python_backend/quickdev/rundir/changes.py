@@ -215,8 +215,8 @@ def _not_checked(result: JobResult) -> str:
     assert result.file_safety is not None
     safety = result.file_safety
     by_why: dict[str, list[str]] = {}
-    for folder in safety.not_checked:
-        by_why.setdefault(folder.why, []).append(folder.path)
+    for path, why in safety.not_checked.items():
+        by_why.setdefault(why, []).append(path)
     text = "; ".join(f"{_names(result, paths)} ({why})" for why, paths in by_why.items())
     more = safety.not_checked_total - len(safety.not_checked)
     return text + (f"; and {more} more folders" if more > 0 else "")

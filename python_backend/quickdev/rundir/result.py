@@ -254,16 +254,6 @@ class UnseenChange:
 
 
 @dataclass
-class UncheckedFolder:
-    """A folder the start manifest did not look into: a change there that no journal saw
-    would go unnamed. ``why`` in a person's words (a Python environment, installed
-    packages, ignored by git, past the bound)."""
-
-    path: str
-    why: str
-
-
-@dataclass
 class FileSafety:
     """How the job kept the user's files, and what it could not keep."""
 
@@ -275,9 +265,8 @@ class FileSafety:
     checked_files: int = 0
     check_bound: int = 0  # files beyond it are not checked (``complete`` false)
     complete: bool = True
-    # The folders it left out, by reason then the shallowest first (at most 100), and how
-    # many in all.
-    not_checked: list[UncheckedFolder] = field(default_factory=list)
+    # Folders left out: path -> why, in words (by reason, then the shallowest; 100 at most).
+    not_checked: dict[str, str] = field(default_factory=dict)
     not_checked_total: int = 0
     your_edits: list[YourEdit] = field(default_factory=list)
     not_restored: list[UnseenChange] = field(default_factory=list)
@@ -287,7 +276,6 @@ class FileSafety:
         values = dict(data)
         values["your_edits"] = [YourEdit(**d) for d in values.get("your_edits") or []]
         values["not_restored"] = [UnseenChange(**d) for d in values.get("not_restored") or []]
-        values["not_checked"] = [UncheckedFolder(**d) for d in values.get("not_checked") or []]
         return cls(**values)
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from quickdev.limits.journal import unchecked
 from quickdev.rundir.jsonio import read_json_object, write_json
-from quickdev.rundir.result import UncheckedFolder, UnseenChange
+from quickdev.rundir.result import UnseenChange
 
 MAX_FILES = 10_000
 # Once the bound is near, folders are still read (names only, no lstat) to find those
@@ -70,9 +70,9 @@ class Manifest:
             unlisted = {}  # every folder was listed
         return cls(data["root"], files, list(data.get("folders", [])), unlisted, complete)
 
-    def not_checked(self) -> list[UncheckedFolder]:
-        """The folders left out: by reason (the ones a person knows at sight first: their
-        virtualenv), then the shallowest first."""
+    def not_checked(self) -> dict[str, str]:
+        """The folders left out (absolute path -> why): by reason (the one a person knows
+        at sight first: their virtualenv), then the shallowest first."""
         order = {why: i for i, why in enumerate(unchecked.REASONS)}
 
         def key(item: tuple[str, str]) -> tuple[int, int, str]:
@@ -80,7 +80,7 @@ class Manifest:
             return order.get(why, len(order)), path.count(os.sep), path
 
         found = sorted((self.unlisted or {}).items(), key=key)
-        return [UncheckedFolder(os.path.join(self.root, p), why) for p, why in found]
+        return {os.path.join(self.root, path): why for path, why in found}
 
 
 def take(root: Path, runs_root: Path, bound: int = MAX_FILES) -> Manifest:

@@ -42,7 +42,7 @@ def check(
         safety.checked_files = len(manifest.files)
         safety.complete = manifest.complete
         not_checked = manifest.not_checked()
-        safety.not_checked = not_checked[:NOT_CHECKED_SHOWN]
+        safety.not_checked = dict(list(not_checked.items())[:NOT_CHECKED_SHOWN])
         safety.not_checked_total = len(not_checked)
     done.safety = safety
 
