@@ -323,14 +323,15 @@ def run_options(ns: argparse.Namespace, after_separator: list[str] | None = None
 
 
 def _finish_killed_jobs(runs_dir: Path | None) -> None:
-    """A job killed mid-run left the user's files changed: put them back, in one line each.
-    A failure (a full disk) is one line too: the command goes on, and the next one tries
-    again."""
+    """A job killed mid-run left its result at ``running`` and the user's files changed:
+    settle the one and put back the others, in one line each. A failure (a full disk) is
+    one line too: the command goes on, and the next one tries again."""
     from quickdev.limits.journal.recover import recover
+    from quickdev.rundir.killed import settle_killed
 
     for root in {DEFAULT_RUNS_DIR.resolve(), (runs_dir or DEFAULT_RUNS_DIR).resolve()}:
         try:
-            lines = recover(root)
+            lines = [*settle_killed(root), *recover(root)]
         except OSError as exc:
             lines = [
                 f"quickdev: could not finish putting back what a killed run under {root} "

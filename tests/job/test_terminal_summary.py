@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 from quickdev.job.terminal_summary import summarize
 from quickdev.rundir.memory import GB, DeviceFit, MemoryForecast
-from quickdev.rundir.result import ErrorInfo, JobResult
+from quickdev.rundir.result import ErrorInfo, JobResult, ProfileSummary
 from quickdev.server.types import Failure
 
 ERROR = ErrorInfo(
@@ -121,3 +123,24 @@ def test_the_memory_forecast_reads_as_its_headline_categories_and_advice() -> No
         "temporaries 300 MB; batch size 64, float32 weights, autocast bfloat16"
     )
     assert lines[at + 2] == "    Batch size 40 fits 24 GB."
+
+
+def test_a_profiled_run_names_its_trace_and_how_to_open_it() -> None:
+    result = JobResult(
+        id="r1",
+        status="passed",
+        run_dir=os.path.join(os.getcwd(), ".quickdev", "runs", "r1"),
+        profile=ProfileSummary(
+            trace_files=["host_12.1700000000.pt.trace.json.gz"],
+            top_ops=[{"name": "aten::addmm", "calls": 6, "self_cpu_ms": 1.234}],
+        ),
+    )
+    lines = summarize(result).splitlines()
+    at = lines.index(
+        "  profile: host_12.1700000000.pt.trace.json.gz in the run dir; "
+        "most self time: aten::addmm (1.23 ms CPU)"
+    )
+    assert lines[at + 1] == (
+        "    open it: quickdev tensorboard --logdir .quickdev/runs (the PyTorch Profiler tab), "
+        "or Open in TensorBoard on the run in VS Code"
+    )

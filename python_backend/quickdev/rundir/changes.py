@@ -16,8 +16,9 @@ def changes(result: JobResult) -> list[str]:
     """One line per change: options set to one epoch, a framework's settings replaced,
     tensors placed on another device, files kept in the run directory, the person's own
     edits kept and changes that could not be put back, each loop a budget ended early, and
-    the budget that stopped the run (with advice)."""
-    lines = []
+    the budget that stopped the run (with advice). First, a torch or Python quickdev is not
+    tested with (quickdev/torch_compat.py): what follows may be quickdev's failure."""
+    lines = [result.untested_environment] if result.untested_environment else []
     if result.limits.one_epoch_options:
         options = ", ".join(result.limits.one_epoch_options)
         lines.append(f"one epoch: {options} set to 1 (pass it explicitly to keep your value)")

@@ -320,6 +320,10 @@ class JobResult:
     # What keeps the job from a clean pass (a NaN loss, no training step, an error of
     # Quickdev's own); the status says the first that applies (rundir/verdict.py).
     problems: list[Problem] = field(default_factory=list)
+    # The job's torch (torch.__version__), and one line when it or the Python is outside
+    # the releases quickdev is tested with (quickdev/torch_compat.py).
+    torch_version: str = ""
+    untested_environment: str | None = None
     run_dir: str = ""
     schema: int = SCHEMA_VERSION
 
