@@ -21,12 +21,13 @@ def describe(exc: BaseException) -> ErrorInfo:
         Frame(file=f.filename, line=f.lineno or 0, function=f.name)
         for f in traceback.extract_tb(exc.__traceback__)
     ]
-    # The job's own frames (and runpy's) come first; the user sees from their code on.
+    # The job's own frames (and runpy's) come first; the user sees from their code on,
+    # without the job's frames in between (as ``user_traceback``).
     first_user = next((i for i, f in enumerate(frames) if is_user_file(f.file)), len(frames))
     if _script_not_compiled(exc, frames):
         frames = []
     elif first_user < len(frames):
-        frames = frames[first_user:]
+        frames = [f for f in frames[first_user:] if not _is_own(f.file)]
     message = str(exc)
     file: str | None = None
     line: int | None = None
@@ -63,9 +64,10 @@ def _cuda_only_kernel(message: str) -> str:
 def user_traceback(exc: BaseException) -> str:
     """The traceback Python would print for ``exc`` had the script run alone: the job's
     frames (and runpy's) above the user's first frame left out, and so are the job's own
-    frames below the user's last one (a CUDA stand-in that refuses an MPS call): the user
-    sees their line, then the library they called. It goes to the script's stderr, so the
-    terminal and the editor's output channel show it where people look."""
+    frames after it: a wrapper of the step's modules in between, a CUDA stand-in that
+    refuses an MPS call at the end (the user sees their line, then the library they
+    called). It goes to the script's stderr, so the terminal and the editor's output
+    channel show it where people look."""
     entries: list[types.TracebackType] = []
     tb = exc.__traceback__
     while tb is not None:
@@ -76,9 +78,7 @@ def user_traceback(exc: BaseException) -> str:
         # The script did not compile: Python shows the line and the error, no frames.
         return "".join(traceback.format_exception_only(type(exc), exc))
     if user:
-        entries = entries[user[0] :]
-        while len(entries) > 1 and _is_own(entries[-1].tb_frame.f_code.co_filename):
-            entries.pop()
+        entries = [e for e in entries[user[0] :] if not _is_own(e.tb_frame.f_code.co_filename)]
     chained: types.TracebackType | None = None
     for entry in reversed(entries):
         chained = types.TracebackType(chained, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
