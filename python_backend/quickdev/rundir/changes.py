@@ -203,9 +203,24 @@ def _file_safety(result: JobResult) -> list[str]:
             f"not put back: {names} changed by something the journal does not follow "
             "(not Python, an unknown library, or you); no copy was kept"
         )
-    if not safety.complete:
+    if safety.not_checked:
+        lines.append(f"not checked for other programs' changes: {_not_checked(result)}")
+    elif not safety.complete:  # a result of an earlier version, which named no folder
         lines.append(f"not checked: files past the first {safety.check_bound} in the folder")
     return lines
+
+
+def _not_checked(result: JobResult) -> str:
+    """The folders the start manifest left out, by reason: ``.venv (a Python environment);
+    .mypy_cache, dist and 3 more (ignored by git)``."""
+    assert result.file_safety is not None
+    safety = result.file_safety
+    by_why: dict[str, list[str]] = {}
+    for path, why in safety.not_checked.items():
+        by_why.setdefault(why, []).append(path)
+    text = "; ".join(f"{_names(result, paths)} ({why})" for why, paths in by_why.items())
+    more = safety.not_checked_total - len(safety.not_checked)
+    return text + (f"; and {more} more folders" if more > 0 else "")
 
 
 def _names(result: JobResult, paths: list[str], shown: int = 3) -> str:

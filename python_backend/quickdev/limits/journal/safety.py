@@ -18,6 +18,7 @@ WHY = (
     "overlay of the folder would copy a file whole on its first change (a 1 GiB log for "
     "one appended line) on a file system without clones, such as ext4"
 )
+NOT_CHECKED_SHOWN = 100  # folders named in result.json; the count says how many in all
 
 
 def check(
@@ -40,6 +41,9 @@ def check(
         safety.not_restored = unseen_changes(manifest, journaled, run_dir.parent, until_ns)
         safety.checked_files = len(manifest.files)
         safety.complete = manifest.complete
+        not_checked = manifest.not_checked()
+        safety.not_checked = dict(list(not_checked.items())[:NOT_CHECKED_SHOWN])
+        safety.not_checked_total = len(not_checked)
     done.safety = safety
 
 
