@@ -186,8 +186,10 @@ class _TopModules:
         self._add(module._forward_pre_hooks, before_forward)
         key = self._add(module._forward_hooks, after_forward)
         module._forward_hooks_always_called[key] = True
-        for part in module.children():
-            if _has_parameters(part):
+        # From the module dict, not children(): this runs inside the user's first forward,
+        # and a torch frame here is where Step Into on ``model(x)`` would stop.
+        for part in module._modules.values():
+            if part is not None and _has_parameters(part):
                 self._watch_part_class(type(part))
 
     def _watch_part_class(self, part_class: type[nn.Module]) -> None:
