@@ -6,6 +6,7 @@ the EventHub so observers (progress, scalars, profiler) see the same events.
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -371,7 +372,12 @@ class Recorder:
 
     def end(self) -> None:
         """The user's code is done: restore, and keep what the job wrote. Runs once."""
-        self.loops.finish()
+        self.loops.finish()  # lets go of the script's frames and globals
+        self._ended_before_its_step = None  # its loops' frames too
+        # The script's garbage (its module's cycles) finalized now, as python does at its
+        # exit: a __del__ that prints is in the run's output, one that writes a file is
+        # followed by the journal and put back below.
+        gc.collect()
         while self._at_end:
             restored = self._at_end.pop()()
             self.outputs.extend(restored.outputs)
