@@ -101,9 +101,11 @@ bundle: $(STAMP)
 	rm -rf bundled/libs/bin
 	find bundled -name __pycache__ -prune -exec rm -rf {} +
 
+# The README links to docs/ and shows docs/images/ by relative paths, which the VSIX carries
+# (.vscodeignore): with no repository to point them at, vsce is told to leave them as they are.
 vsix: ext-build bundle
 	node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository \
-	  --out $(VSIX)
+	  --no-rewrite-relative-links --out $(VSIX)
 	@echo "built $(VSIX)"
 
 # End-to-end tests in a real VS Code: code-server (pinned, installed under .tools/) driven by
