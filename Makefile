@@ -125,3 +125,9 @@ $(E2E_NODE_STAMP): tests/e2e/package.json tests/e2e/package-lock.json
 
 e2e: system-deps $(STAMP) code-server $(E2E_NODE_STAMP) vsix
 	cd tests/e2e && QUICKDEV_VSIX=$(abspath $(VSIX)) node --test --test-concurrency=1 journey.test.mjs
+
+# The README's pictures: the same journey, saving the parts of the editor it shows as
+# docs/images/*.png (tests/e2e/lib/docImages.mjs).
+.PHONY: e2e-images
+e2e-images: export QUICKDEV_E2E_DOC_IMAGES = 1
+e2e-images: e2e

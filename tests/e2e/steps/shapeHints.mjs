@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
+import { boxAround, docImage } from '../lib/docImages.mjs';
 import { eventually } from '../lib/poll.mjs';
 
 export function shapeHintsSteps(session) {
@@ -34,6 +35,9 @@ export function shapeHintsSteps(session) {
       });
     }
     await workbench.screenshot('shape-hints');
+    const hintedLines = await boxAround(line('def forward('), line('images, labels = batch'));
+    const left = (await editor.boundingBox()).x;
+    await docImage(workbench.page, 'tensor-shapes', { ...hintedLines, x: left, width: 880 });
 
     // The hover on the bound name: the tensor as Variables writes it, its statistics, the run.
     // The mouse on the name's first characters, wherever the editor's tokens split the line.
