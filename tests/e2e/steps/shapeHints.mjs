@@ -35,9 +35,11 @@ export function shapeHintsSteps(session) {
       });
     }
     await workbench.screenshot('shape-hints');
-    const hintedLines = await boxAround(line('def forward('), line('images, labels = batch'));
+    // From the lens above the forward to the first line of the training step's body.
+    const lens = editor.locator('.codelens-decoration', { hasText: 'Debug forward' }).first();
+    const hintedLines = await boxAround(lens, line('images, labels = batch'));
     const left = (await editor.boundingBox()).x;
-    await docImage(workbench.page, 'tensor-shapes', { ...hintedLines, x: left, width: 880 });
+    await docImage(workbench.page, 'tensor-shapes', { ...hintedLines, x: left, width: 880 }, { pad: 3 });
 
     // The hover on the bound name: the tensor as Variables writes it, its statistics, the run.
     // The mouse on the name's first characters, wherever the editor's tokens split the line.
