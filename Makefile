@@ -131,3 +131,9 @@ e2e: system-deps $(STAMP) code-server $(E2E_NODE_STAMP) vsix
 .PHONY: e2e-images
 e2e-images: export QUICKDEV_E2E_DOC_IMAGES = 1
 e2e-images: e2e
+
+# The memory forecast's examples in docs/forecast.md, from real runs (minutes: each runs the
+# script's first training step on this machine).
+.PHONY: docs-forecast
+docs-forecast: $(STAMP)
+	$(BIN)/python tools/forecast_examples.py
