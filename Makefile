@@ -102,9 +102,11 @@ bundle: $(STAMP)
 	rm -rf bundled/libs/bin
 	find bundled -name __pycache__ -prune -exec rm -rf {} +
 
+# The README links to docs/ and shows docs/images/ by relative paths, which the VSIX carries
+# (.vscodeignore): with no repository to point them at, vsce is told to leave them as they are.
 vsix: ext-build bundle
 	node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository \
-	  --out $(VSIX)
+	  --no-rewrite-relative-links --out $(VSIX)
 	@echo "built $(VSIX)"
 
 # End-to-end tests in a real VS Code: code-server (pinned, installed under .tools/) driven by
@@ -124,6 +126,12 @@ $(E2E_NODE_STAMP): tests/e2e/package.json tests/e2e/package-lock.json
 
 e2e: system-deps $(STAMP) code-server $(E2E_NODE_STAMP) vsix
 	cd tests/e2e && QUICKDEV_VSIX=$(abspath $(VSIX)) node --test --test-concurrency=1 journey.test.mjs
+
+# The README's pictures: the same journey, saving the parts of the editor it shows as
+# docs/images/*.png (tests/e2e/lib/docImages.mjs).
+.PHONY: e2e-images
+e2e-images: export QUICKDEV_E2E_DOC_IMAGES = 1
+e2e-images: e2e
 
 # The memory forecast's examples in docs/forecast.md, from real runs (minutes: each runs the
 # script's first training step on this machine).

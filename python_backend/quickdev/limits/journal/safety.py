@@ -11,8 +11,8 @@ from quickdev.limits.journal.records import Record, read_records
 from quickdev.limits.journal.restore import Restored
 from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE
 
-# Why the journal and not a copy-on-write view of the folder (README, "It changes nothing
-# of yours"; measured by benchmarks/journal.py).
+# Why the journal and not a copy-on-write view of the folder (docs/file-safety.md, "Why a
+# journal, not a copy-on-write view"; measured by benchmarks/journal.py).
 WHY = (
     "originals are put aside before each change and put back at the end; a copy-on-write "
     "overlay of the folder would copy a file whole on its first change (a 1 GiB log for "
