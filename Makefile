@@ -123,3 +123,9 @@ $(E2E_NODE_STAMP): tests/e2e/package.json tests/e2e/package-lock.json
 
 e2e: system-deps $(STAMP) code-server $(E2E_NODE_STAMP) vsix
 	cd tests/e2e && QUICKDEV_VSIX=$(abspath $(VSIX)) node --test --test-concurrency=1 journey.test.mjs
+
+# The memory forecast's examples in docs/forecast.md, from real runs (minutes: each runs the
+# script's first training step on this machine).
+.PHONY: docs-forecast
+docs-forecast: $(STAMP)
+	$(BIN)/python tools/forecast_examples.py
