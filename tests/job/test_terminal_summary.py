@@ -82,7 +82,8 @@ def test_each_loop_ended_early_is_one_line_in_the_terminal_and_the_editor() -> N
     expected = [
         "train.py:42 training loop ended after 2 steps (loop_steps)",
         "lib/evaluate.py:7 evaluation loop ended after 20 forwards, 3 times (eval_forwards): "
-        "a figure it computes over all its forwards (a mean, an accuracy) covers these 20 only",
+        "a figure it computes over all its forwards (a mean, an accuracy) covers these 20 only, "
+        "and reads low where the script divides by the full count",
         "/elsewhere/fit.py:9 epoch loop ended after 1 pass (train_passes)",
         "train.py:30 loop around line 42 ended after 1 step (loop_steps)",
         "run.py:5 loop around train.py:42 ended after 2 steps (max_steps)",

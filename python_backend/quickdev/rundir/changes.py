@@ -62,10 +62,11 @@ _ONE = {"steps": "step", "forwards": "forward", "passes": "pass"}
 # What a loop cut short leaves behind, said where the user reads the loop's line.
 _CUT_SHORT = {
     # nanoGPT's estimate_loss() fills a tensor sized for all its forwards and takes its
-    # mean: cut short, the figure printed is over fewer forwards, and a "best so far"
-    # check on it may go either way.
+    # mean, word_language_model's evaluate() divides its sum by the data's full length:
+    # cut short, such a figure reads low (a perplexity of 1.3 after two steps), and a
+    # "best so far" check on it may go either way.
     "evaluation": "a figure it computes over all its forwards (a mean, an accuracy) "
-    "covers these {count} only",
+    "covers these {count} only, and reads low where the script divides by the full count",
     "sampling": "what it generates is cut short, not what a full run makes",
 }
 
