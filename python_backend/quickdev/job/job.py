@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quickdev import problems
+from quickdev import problems, unwritten
 from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
@@ -71,6 +71,9 @@ def run_from_cli(options: RunOptions) -> int:
         print(outcome.usage_message, file=sys.stderr)
     elif not options.print_json:
         print(summarize(outcome.result), file=sys.stderr)
+    not_written = unwritten.line(outcome.result.run_dir)
+    if not_written:
+        print(not_written, file=sys.stderr)
     if options.print_json:
         sys.stdout.flush()
         out = sys.__stdout__ or sys.stdout
@@ -101,6 +104,7 @@ def check_before_start(options: RunOptions, target: Target) -> None:
 
 def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutcome:
     started = time.perf_counter()
+    unwritten.reset()
     result = JobResult(
         id="",
         started=iso_utc(),
@@ -132,7 +136,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
     if usage is not None:
         result.status = "failed"
         result.error = ErrorInfo(type="UsageError", message=str(usage))
-        result.write(run_dir)
+        unwritten.write_result(result, run_dir)
         return JobOutcome(result, EXIT_USAGE, usage_message=str(usage))
 
     logger = logging.getLogger("quickdev")
@@ -149,7 +153,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
         result.paused_s = round(paused_s(), 3)
         result.duration_s = round(time.perf_counter() - started - result.paused_s, 3)
         result.peak_rss_mb = peak_rss_mb()
-        result.write(run_dir)
+        unwritten.write_result(result, run_dir)
         log.info("job ended: %s (exit %d) in %.2f s", result.status, exit_code, result.duration_s)
         patcher.undo_all()
         if in_process:
@@ -263,15 +267,17 @@ def _run_with_limits(
 
         stop_at_failure(exc)
     finally:
-        signals.cancel_timeout_alarm()
-        if not in_process:
-            signals.ignore_further_kills()
-        # The deadline bounded the script; what follows is bounded as hard_stop.py says.
-        ending.script_ended()
-        cancel_hard_stop()
-    if followed is not None:  # the processes the script started end before the restore
-        followed.end(script_passed=result.status == "passed")
-    end_limits(result, recorder)
+        try:
+            signals.cancel_timeout_alarm()
+            if not in_process:
+                signals.ignore_further_kills()
+            # The deadline bounded the script; what follows is bounded as hard_stop.py says.
+            ending.script_ended()
+            cancel_hard_stop()
+        finally:
+            # The person's files first: however the lines above ended (a print of the
+            # traceback on a full disk), before the job writes anything of its own.
+            _restore(result, recorder, followed)
     if not in_process:  # the user's files are back: from here a stuck step may be cut
         patcher.on_undo(
             signals.start_backstop(
@@ -297,6 +303,18 @@ def _run_with_limits(
     )
     progress.set_stage("done")
     return exit_code
+
+
+def _restore(
+    result: JobResult, recorder: Recorder | None, followed: FollowedChildren | None
+) -> None:
+    """The processes the script started end, then the user's files are put back; the
+    restore runs whatever ending them did."""
+    try:
+        if followed is not None:
+            followed.end(script_passed=result.status == "passed")
+    finally:
+        end_limits(result, recorder)
 
 
 def _note_environment(result: JobResult) -> None:
@@ -362,7 +380,7 @@ def _how_started(options: RunOptions) -> str:
 
 
 def _log_to(run_dir: Path) -> logging.Handler:
-    handler = logging.FileHandler(run_dir / LOG_FILE, encoding="utf-8")
+    handler = unwritten.LogFile(run_dir / LOG_FILE, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger = logging.getLogger("quickdev")
     logger.addHandler(handler)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 from quickdev.rundir.changes import changes
-from quickdev.rundir.memory import format_size
 from quickdev.rundir.result import JobResult, LoaderStats
 from quickdev.rundir.verdict import headline as verdict_lines
 from quickdev.rundir.verdict import made_by_problems
@@ -58,11 +57,9 @@ def _memory_forecast(result: JobResult) -> list[str]:
     if forecast.peak is None:
         return [f"  memory forecast: none ({forecast.error})"]
     lines = [f"  memory forecast: {forecast.headline()} (at {forecast.where()})"]
-    parts = [
-        f"{name.replace('_', ' ')} {format_size(size)}"
-        for name, size in forecast.categories.items()
-    ]
-    lines.append(f"    {', '.join(parts)}; batch size {forecast.batch_size}, {forecast.precision}")
+    lines.append(
+        f"    {forecast.breakdown()}; batch size {forecast.batch_size}, {forecast.precision}"
+    )
     if forecast.advice:
         lines.append(f"    {forecast.advice}")
     return lines

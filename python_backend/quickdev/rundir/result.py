@@ -268,6 +268,9 @@ class FileSafety:
     checked_files: int = 0
     check_bound: int = 0  # files beyond it are not checked (``complete`` false)
     complete: bool = True
+    # Folders left out: path -> why, in words (by reason, then the shallowest; 100 at most).
+    not_checked: dict[str, str] = field(default_factory=dict)
+    not_checked_total: int = 0
     your_edits: list[YourEdit] = field(default_factory=list)
     not_restored: list[UnseenChange] = field(default_factory=list)
 
