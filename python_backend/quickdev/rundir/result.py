@@ -113,6 +113,9 @@ class NonfiniteOrigin:
     inputs: list[TensorStats] = field(default_factory=list)
     output: TensorStats | None = None
     sample: NonfiniteSample | None = None
+    # A backward origin: the forward values its autograd node kept (sqrt's "result", a
+    # norm's "self" and "result"), by the names autograd gives them.
+    forward: dict[str, TensorStats] = field(default_factory=dict)
 
 
 @dataclass
@@ -345,6 +348,7 @@ def _origin_from_dict(data: dict[str, Any]) -> NonfiniteOrigin:
         values["output"] = TensorStats(**values["output"])
     if values.get("sample"):
         values["sample"] = NonfiniteSample(**values["sample"])
+    values["forward"] = {k: TensorStats(**d) for k, d in (values.get("forward") or {}).items()}
     return NonfiniteOrigin(**values)
 
 

@@ -200,10 +200,12 @@ def install(
     patcher: Patcher,
     engine: DeviceEngine,
     speeds: Callable[[], dict[str, float]] = measured_speeds,
+    float32_why: str | None = None,
 ) -> None:
     """``torch.autocast("cuda")``, ``torch.amp.autocast`` and ``torch.cuda.amp.autocast`` (a
     subclass) all initialise here: CUDA autocast becomes CPU autocast in the dtype
-    ``choose`` picks, or autocast off."""
+    ``choose`` picks, or autocast off. ``float32_why``: every region runs in float32, for
+    that reason (the NaN hunt, which checks each call against CUDA's own dtypes)."""
     autocast = torch.amp.autocast_mode.autocast
     original_init = autocast.__init__
     original_enter: Callable[[Any], Any] = autocast.__enter__
@@ -223,6 +225,8 @@ def install(
             asked = dtype or torch.float16  # CUDA autocast's default
             asked_of[self] = asked if enabled and asked in HALF else None
             choice = choices.get(asked)
+            if choice is None and float32_why is not None and asked in HALF:
+                choice = choices[asked] = Choice(asked, None, float32_why)
             if choice is None:
                 with own_work():  # not the script's: timed out of its modes, not in its profile
                     choice = choices[asked] = choose(asked, speeds)

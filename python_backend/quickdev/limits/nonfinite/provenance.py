@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from quickdev.limits.nonfinite.found import FrameChain
+from quickdev.limits.nonfinite.values import bare_stats, stats
 from quickdev.rundir.result import NonfiniteSample, TensorStats
 
 # Storages remembered at most; the oldest go first (a non-finite value from long ago that
@@ -41,11 +42,38 @@ class Origin:
     # Produced from an input non-finite by design (a -inf mask): that input's origin site.
     designed: tuple[str, str | None, int | None] | None = None
     designed_kinds: str = ""
+    # A NaN made where a row was masked whole: that row, in words (masking.py).
+    masked: str | None = None
+    # An inf a GPU would make and this CPU did not: why, in words (float16.py).
+    gpu: str | None = None
+    # A backward origin: the forward values its node kept (backward.kept_for_backward).
+    forward: dict[str, TensorStats] = field(default_factory=dict)
+    # What the call was given and made, while its statistics are not needed yet: reading a
+    # large tensor's statistics costs milliseconds, and most origins are a mask's -inf,
+    # made finite again in the same step and never reported (``settle``, ``let_go``).
+    pending: tuple[list[torch.Tensor], torch.Tensor] | None = field(default=None, repr=False)
 
     @property
     def site(self) -> tuple[str, str | None, int | None]:
         """The operation and the user's line: the same for a mask made anew on every step."""
         return (self.op, self.file, self.line)
+
+    def settle(self) -> Origin:
+        """``inputs`` and ``output`` read from the tensors, if they are still pending."""
+        if self.pending is not None:
+            inputs, output = self.pending
+            self.pending = None
+            self.inputs = [stats(x) for x in inputs]
+            self.output = stats(output)
+        return self
+
+    def let_go(self) -> None:
+        """The step ended and its tensors go: only their shapes and dtypes are kept."""
+        if self.pending is not None:
+            inputs, output = self.pending
+            self.pending = None
+            self.inputs = [bare_stats(x) for x in inputs]
+            self.output = bare_stats(output)
 
 
 def storage_key(t: torch.Tensor) -> int | None:
@@ -77,6 +105,14 @@ class Provenance:
         if len(self._by_storage) >= MAX_ENTRIES:
             del self._by_storage[next(iter(self._by_storage))]
         self._by_storage[key] = origin
+
+    def forget_sites(self, sites: set[tuple[str, str | None, int | None]]) -> None:
+        """At a step's end: values non-finite by design (a mask's -inf) are made again on
+        the next step, and their storages mostly freed; keeping them would make every later
+        call look its inputs up."""
+        if sites:
+            for key in [k for k, origin in self._by_storage.items() if origin.site in sites]:
+                del self._by_storage[key]
 
     def forget(self, t: torch.Tensor) -> None:
         """``t`` is finite now: its storage is, when ``t`` covers all of it."""
