@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
     from quickdev.job.api import run as run
 
-    # Where this package is installed: the job puts its parent on the path, and tells
-    # the user's frames from ours by it.
+    # Where this package is installed (quickdev.processes holds it for the package's own
+    # modules, which never import this facade: it imports the job lazily for ``run``).
     PACKAGE_DIR: Path
 
 __all__ = ["PACKAGE_DIR", "__version__", "run"]
@@ -30,7 +30,7 @@ def __getattr__(name: str) -> object:
 
         return run
     if name == "PACKAGE_DIR":
-        from pathlib import Path
+        from quickdev.processes import PACKAGE_DIR
 
-        return Path(__file__).resolve().parent
+        return PACKAGE_DIR
     raise AttributeError(f"module 'quickdev' has no attribute {name!r}")

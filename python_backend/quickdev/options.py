@@ -1,10 +1,13 @@
-"""The options of one quick-dev job, shared by the command line and the in-process API.
+"""The options of one quick-dev job, shared by the command line and the in-process API, and
+as JSON by the processes that run a part of the job (ranks, spawned workers).
 
 Kept free of torch imports: the command line parses these before torch loads.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,6 +102,27 @@ class RunOptions:
     # The NaN hunt: run until the first NaN/Inf reaches the loss, a gradient or a parameter,
     # and name the operation that produced it (limits/nonfinite).
     find_nonfinite: bool = False
+
+
+def options_to_json(options: RunOptions) -> str:
+    """The options another process starts its part of the job from (a rank, a spawned
+    worker). A warm start is how this process began, never how that one does: it is a
+    fresh interpreter, with nothing imported before its limits."""
+    data = dataclasses.asdict(dataclasses.replace(options, warm=None))
+    data["runs_dir"] = str(options.runs_dir)
+    return json.dumps(data)
+
+
+def options_from_json(text: str) -> RunOptions:
+    data = json.loads(text)
+    data["runs_dir"] = Path(data["runs_dir"])
+    # The nested option groups travel as objects; rebuild each from its own fields.
+    for name, group in (("profile", ProfileOptions), ("retention", Retention)):
+        if isinstance(data.get(name), dict):
+            data[name] = group(**data[name])
+    if data.get("listen") is not None:
+        data["listen"] = (str(data["listen"][0]), int(data["listen"][1]))
+    return RunOptions(**data)
 
 
 @dataclass(frozen=True)

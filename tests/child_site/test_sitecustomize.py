@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from quickdev.job.children import spawned
+from quickdev.job.children import setup
 from quickdev.limits.journal import children
 
 SITECUSTOMIZE = children.HOOK_DIR / "sitecustomize.py"
@@ -30,5 +30,5 @@ def test_sitecustomize_reads_the_variables_the_job_sets() -> None:
     assert _variables_read() == {
         children.ENV,
         children.PACKAGE_ENV,
-        spawned.SETUP_ENV,
+        setup.SETUP_ENV,
     }

@@ -87,7 +87,7 @@ def test_a_backup_that_cannot_be_written_is_a_one_line_error(
     run_quickdev: Any, tmp_path: Path
 ) -> None:
     # A change in place needs a copy of the original; a full disk (a file-size limit here)
-    # refuses it. (An append needs none: see test_journal_files.py.)
+    # refuses it. (An append needs none: see test_journal_edits.py.)
     root = _user_tree(tmp_path)
     (root / "logs" / "train.log").write_bytes(b"line\n" * 20_000)
     (root / "append.py").write_text(

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quickdev.job.distributed.rank import options_from_json, options_to_json, rank_options
-from quickdev.options import ProfileOptions, RunOptions, WarmStart
+from quickdev.job.distributed.rank import rank_options
+from quickdev.options import (
+    ProfileOptions,
+    RunOptions,
+    WarmStart,
+    options_from_json,
+    options_to_json,
+)
 from quickdev.rundir.retention import KEEP_ALL, Retention
 
 

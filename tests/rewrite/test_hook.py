@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from quickdev.rewrite import Rewriter, install_import_hook
+from quickdev.rewrite import Rewriter, after_import, install_import_hook
 from quickdev.rewrite.cache import CodeCache
 
 from tests.rewrite.test_rewriter import Tagging
@@ -63,3 +63,24 @@ def test_a_module_with_a_syntax_error_fails_as_under_plain_python(project: Path)
         remove()
         sys.modules.pop("broken_mod", None)
     assert raised.value.filename == str(project / "broken_mod.py") and raised.value.lineno == 1
+
+
+def test_one_finder_rewrites_and_hands_over_a_module_named_in_advance(project: Path) -> None:
+    """The rewriting and the after-import patches share one finder: a module both rewritten
+    and named is rewritten, then handed over once it has executed; the finder is gone from
+    ``sys.meta_path`` once nothing is registered."""
+    before = list(sys.meta_path)
+    handed: list[tuple[str, int]] = []
+    rewriter = Rewriter([Tagging()], CodeCache(project.parent / "cache"))
+    remove_rewriting = install_import_hook(rewriter, lambda path: path.startswith(str(project)))
+    remove_patch = after_import(["pkg.model"], lambda m: handed.append((m.__name__, m.forward(1))))
+    try:
+        assert len(sys.meta_path) == len(before) + 1
+        model = importlib.import_module("pkg.model")
+    finally:
+        remove_rewriting()
+        assert len(sys.meta_path) == len(before) + 1  # the patch is still registered
+        remove_patch()
+    assert "__tagged__" in model.forward.__code__.co_varnames
+    assert handed == [("pkg.model", 2)]
+    assert sys.meta_path == before

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from quickdev.analysis.findings import Analysis, EntryPoint, Knob, Step
 from quickdev.analysis.incremental import IncrementalAnalyzer
-from quickdev.analysis.model import Analysis, EntryPoint, Knob, Step
 from quickdev.analysis.source import decode_source
 
 __all__ = [

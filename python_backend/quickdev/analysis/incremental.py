@@ -20,7 +20,7 @@ import ast
 from dataclasses import dataclass, replace
 
 from quickdev.analysis.facts import StatementFacts, first_line, shift_facts, statement_facts
-from quickdev.analysis.model import Analysis
+from quickdev.analysis.findings import Analysis
 from quickdev.analysis.resolve import resolve
 from quickdev.analysis.source import split_lines
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from quickdev.analysis.model import Knob, KnobKind
+from quickdev.analysis.findings import Knob, KnobKind
 
 # Option names (dashes as underscores, lower case) by what they control.
 KNOB_NAMES: dict[str, KnobKind] = {

@@ -23,7 +23,7 @@ from torch.optim import Optimizer
 from torch.utils import _pytree as pytree
 
 from quickdev.forecast.cuda_choices import CudaChoices
-from quickdev.forecast.modules import ModuleFigures, module_figures
+from quickdev.forecast.module_figures import ModuleFigures, module_figures
 from quickdev.forecast.reads import RecordedReads
 from quickdev.forecast.step import (
     Backward,

@@ -14,7 +14,7 @@ from quickdev.limits import budget
 
 if TYPE_CHECKING:
     from quickdev.analysis import Knob
-    from quickdev.analysis.model import KnobKind
+    from quickdev.analysis.findings import KnobKind
 
 # Which kind of knob shortens the loop each budget stopped.
 _KNOB_FOR_BUDGET: dict[str, tuple[KnobKind, ...]] = {

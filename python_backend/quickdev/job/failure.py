@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import traceback
 import types
 
-from quickdev import PACKAGE_DIR
 from quickdev.limits.user_code import is_user_file
+from quickdev.processes import PACKAGE_DIR
 from quickdev.rundir.result import ErrorInfo, Frame
 
 _MAX_MESSAGE_CHARS = 2000
@@ -39,6 +40,13 @@ def describe(exc: BaseException) -> ErrorInfo:
     if len(message) > _MAX_MESSAGE_CHARS:
         message = message[: _MAX_MESSAGE_CHARS - 1] + "…"
     return ErrorInfo(type=kind, message=message, file=file, line=line, traceback=frames)
+
+
+def labelled_error(label: str, error: ErrorInfo | None) -> ErrorInfo:
+    """The error of one process of a job (a rank, a child), as the job's: "rank 1: …"."""
+    if error is None:
+        return ErrorInfo(type="ProcessFailed", message=f"{label} failed")
+    return dataclasses.replace(error, message=f"{label}: {error.message}")
 
 
 def _cuda_only_kernel(message: str) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quickdev import problems
 from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
@@ -35,10 +36,10 @@ from quickdev.job.hard_stop import (
 )
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
-from quickdev.job.recorded import copy_recorded, initial_limits
-from quickdev.job.report import summarize
+from quickdev.job.recorded import copy_recorded, initial_limits, settle_verdict
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
+from quickdev.job.terminal_summary import summarize
 from quickdev.limits.budget import NONFINITE, Budget, StopJob
 from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.patching import Patcher
@@ -52,7 +53,7 @@ from quickdev.rundir.result import ErrorInfo, JobResult
 from quickdev.rundir.retention import prune_runs
 
 if TYPE_CHECKING:
-    from quickdev.job.children import FollowedChildren
+    from quickdev.job.children.following import FollowedChildren
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +171,7 @@ def _run_with_limits(
 ) -> int:
     """Everything after the run directory exists; returns the exit code."""
     started = time.perf_counter()
+    problems.take()  # an earlier in-process job's are its own
     hub = EventHub()
     budget = Budget(resolve_budgets(options))
     progress = ProgressWriter(run_dir)
@@ -177,6 +179,7 @@ def _run_with_limits(
     recorder: Recorder | None = None
     followed: FollowedChildren | None = None
     exit_code = EXIT_FAILED
+    exited_at: ErrorInfo | None = None  # where the script called sys.exit(0)
     ending = Ending()
     cancel_hard_stop: Callable[[], None] = lambda: None  # noqa: E731
     try:
@@ -205,7 +208,8 @@ def _run_with_limits(
 
         installed = install_limits(options, run_dir, hub, budget, patcher, imported_early)
         recorder = installed.recorder
-        from quickdev.job.children import Setup, follow
+        from quickdev.job.children.following import follow
+        from quickdev.job.children.setup import Setup
 
         setup = Setup(run_dir, options, target.description)
         followed = follow(patcher, setup, recorder, budget, job_process=not in_process)
@@ -240,6 +244,8 @@ def _run_with_limits(
         exit_code = 128 + killed.signum
     except SystemExit as exc:
         exit_code = _record_exit(result, exc)
+        if exit_code == EXIT_PASSED:
+            exited_at = describe(exc)
     except KeyboardInterrupt as exc:  # in-process: Ctrl+C in a notebook
         result.status, result.stop_reason = "killed", "KeyboardInterrupt"
         result.error = describe(exc)
@@ -281,6 +287,9 @@ def _run_with_limits(
         result.stop_advice = advice_for(result.loops_ended[0].budget, target, options.batches)
     hub.job_end()
     hub.result(result)
+    exit_code = settle_verdict(
+        result, recorder, exit_code, main=True, script=target.source(), exited_at=exited_at
+    )
     progress.set_stage("done")
     return exit_code
 

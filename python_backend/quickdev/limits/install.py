@@ -10,24 +10,22 @@ from pathlib import Path
 
 from quickdev.events import EventHub
 from quickdev.limits import (
+    adapters,
     device,
     eager,
     epochs,
-    fabric,
     forecast_capture,
+    job_rewriter,
     journal,
     loaders,
     loops,
     nonfinite,
     rebind,
-    rewriting,
     shapes,
     steps,
 )
 from quickdev.limits.budget import Budget
-from quickdev.limits.hf import HuggingFaceLimits
 from quickdev.limits.journal import loggers
-from quickdev.limits.lightning import LightningLimits
 from quickdev.limits.outputs import OutputPlacer
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
@@ -72,7 +70,7 @@ def install_limits(
         transforms.append(recording)
         hub.add(shapes.ShapesWriter(seen, run_dir))
         on_phase = seen.phase_started
-    rewriter = rewriting.install(patcher, transforms, roots)
+    rewriter = job_rewriter.install(patcher, transforms, roots)
     recorder = Recorder(hub, budget, ender, on_phase)
     batches = None if options.no_limits else options.batches
     actual = device.resolve_device(options.device)
@@ -104,12 +102,9 @@ def install_limits(
         recorder.at_end(lambda: session.finish())
         loggers.install(patcher, run_dir)
     # The frameworks' own log and checkpoint folders go into the run directory up front,
-    # so TensorBoard lists them while the job runs; Fabric reuses Lightning's placement.
+    # so TensorBoard lists them while the job runs (quickdev.frameworks).
     placer = OutputPlacer(run_dir, recorder, options.keep_outputs)
-    lightning = LightningLimits(run_dir, batches, budget, cpu_only, placer)
-    lightning.install(patcher)
-    fabric.install(patcher, lightning)
-    HuggingFaceLimits(run_dir, batches, budget, cpu_only, placer).install(patcher)
+    adapters.install(adapters.AdapterLimits(patcher, placer, budget, batches, cpu_only))
     # Last, after every module attribute is replaced: libraries a warm start or a debug
     # job imported before the limits hold the originals under their own names.
     preloaded = options.warm.preloaded if options.warm else ()

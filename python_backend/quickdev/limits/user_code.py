@@ -9,12 +9,12 @@ import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
-import quickdev
+from quickdev.processes import PACKAGE_DIR
 
 
 @lru_cache(maxsize=1)
 def _library_roots() -> tuple[str, ...]:
-    roots = {str(quickdev.PACKAGE_DIR)}
+    roots = {str(PACKAGE_DIR)}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         path = sysconfig.get_paths().get(key)
         if path:

@@ -34,8 +34,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-import quickdev
 from quickdev.limits.user_code import is_user_file
+from quickdev.processes import PACKAGE_DIR
 from quickdev.profiling.call_sites import FRAME, RunningFrame, apply_marks
 
 Kind = Literal["ours", "user", "library"]
@@ -53,9 +53,9 @@ def frame_kind(name: str) -> Kind:
     file = match.group(1)
     if file.startswith("<"):
         return "ours" if file == "<frozen runpy>" else "library"
-    own = str(quickdev.PACKAGE_DIR) + os.sep
+    own = str(PACKAGE_DIR) + os.sep
     candidates = [file] if os.path.isabs(file) else []
-    roots = [*sys.path, str(quickdev.PACKAGE_DIR.parent)]
+    roots = [*sys.path, str(PACKAGE_DIR.parent)]
     candidates += [os.path.join(root or os.curdir, file) for root in roots]
     for path in candidates:
         if os.path.isfile(path):

@@ -7,8 +7,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-import quickdev
-from quickdev.processes import DEBUGPY_PATH_ENV, SERVER_PROCESS_ENV, process_token
+from quickdev.processes import DEBUGPY_PATH_ENV, PACKAGE_DIR, SERVER_PROCESS_ENV, process_token
 
 # The PYTHONPATH the editor had before it added the server's bundled libraries; set by
 # the extension (extension/server/server.ts). Unset (a server run from a terminal): PYTHONPATH.
@@ -29,7 +28,7 @@ def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     user = env.pop(USER_PYTHONPATH_ENV, env.get("PYTHONPATH", ""))
     env.update(extra or {})
     user = (extra or {}).get("PYTHONPATH", user)
-    paths = [str(quickdev.PACKAGE_DIR.parent), *filter(None, user.split(os.pathsep))]
+    paths = [str(PACKAGE_DIR.parent), *filter(None, user.split(os.pathsep))]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env.pop("PYTHONSAFEPATH", None)  # a job's script sees the sys.path python gives it
     debugpy = importlib.util.find_spec("debugpy")
@@ -47,7 +46,7 @@ def helper_environment() -> dict[str, str]:
     env = dict(os.environ)
     env.pop(USER_PYTHONPATH_ENV, None)
     paths = [
-        str(quickdev.PACKAGE_DIR.parent),
+        str(PACKAGE_DIR.parent),
         *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)),
     ]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))

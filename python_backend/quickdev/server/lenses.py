@@ -19,8 +19,8 @@ from lsprotocol import types
 from pygls.uris import to_fs_path, uri_scheme
 
 from quickdev.analysis import Analysis, Step
-from quickdev.analysis.model import TRAINING_STEP_KINDS
-from quickdev.analysis.modules import module_entry
+from quickdev.analysis.findings import TRAINING_STEP_KINDS
+from quickdev.analysis.module_files import module_entry
 from quickdev.analysis.source import decode_source
 from quickdev.server.app import PlainJson, QuickdevServer
 from quickdev.server.documents import MAX_DOCUMENT_CHARS, analyze_bounded

@@ -16,7 +16,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from quickdev.analysis import analyze_text
-from quickdev.analysis.modules import module_entry
+from quickdev.analysis.module_files import module_entry
 from quickdev.analysis.source import decode_source
 from quickdev.server import run_files
 from quickdev.server.app import QuickdevServer

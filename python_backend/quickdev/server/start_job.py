@@ -13,7 +13,7 @@ from typing import Literal
 
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
-from quickdev.analysis.modules import module_file
+from quickdev.analysis.module_files import module_file
 from quickdev.forecast.devices import AUTO, DeviceSpecError, parse_devices
 from quickdev.rundir.retention import Retention
 from quickdev.server.app import QuickdevServer

@@ -15,8 +15,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import quickdev
 from quickdev.options import WarmStart
+from quickdev.processes import PACKAGE_DIR
 from quickdev.warm.protocol import Fork
 
 Handler = Callable[[int, Any], Any] | int | None
@@ -59,7 +59,7 @@ def become_job(
     os.environ.clear()
     os.environ.update(request.env)
     argv = [str(arg) for arg in request.argv]
-    main = str(quickdev.PACKAGE_DIR / "__main__.py")
+    main = str(PACKAGE_DIR / "__main__.py")
     sys.argv = [main, *argv]
     sys.orig_argv = [sys.executable, "-m", "quickdev", *argv]
     _reseed()

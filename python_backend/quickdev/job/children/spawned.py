@@ -19,12 +19,11 @@ import re
 import sys
 
 from quickdev.job.children import lifetime
+from quickdev.job.children.setup import PARENT_ENV, SETUP_ENV
 
 # The command lines multiprocessing (and its ``multiprocess`` fork) starts workers with.
 _WORKER = re.compile(r"from multiprocess(ing)?\.(spawn|forkserver) import")
 _RESOURCE_TRACKER = re.compile(r"from multiprocess(ing)?\.resource_tracker import")
-SETUP_ENV = "QUICKDEV_CHILD_JOB"  # the job's Setup, as JSON, for every child it starts
-PARENT_ENV = "QUICKDEV_CHILD_PARENT"  # the pid of the process that starts the child
 
 
 def _command() -> str:
@@ -50,8 +49,9 @@ def start() -> None:
 def _install_limits(setup_text: str) -> None:
     from quickdev.events import EventHub
     from quickdev.job import output_tee
-    from quickdev.job.children import Setup, follow
+    from quickdev.job.children.following import follow
     from quickdev.job.children.main_script import rewrite_main_script
+    from quickdev.job.children.setup import Setup
     from quickdev.limits.install import install_limits
     from quickdev.limits.patching import Patcher
 

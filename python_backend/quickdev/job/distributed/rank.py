@@ -7,38 +7,18 @@ Every rank turns into an ordinary quick-dev job with its own run directory
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from pathlib import Path
 
-from quickdev.options import ProfileOptions, RunOptions
+from quickdev.options import RunOptions, options_from_json
+from quickdev.processes import EXIT_PASSED
 from quickdev.rundir.layout import rank_dir_name
-from quickdev.rundir.retention import KEEP_ALL, Retention
+from quickdev.rundir.retention import KEEP_ALL
+from quickdev.rundir.verdict import made_by_problems
 
 OPTIONS_ENV = "QUICKDEV_RANK_OPTIONS"  # the job's options as JSON, for every rank
 RUN_DIR_ENV = "QUICKDEV_PARENT_RUN_DIR"
-
-
-def options_to_json(options: RunOptions) -> str:
-    """The options another process starts its part of the job from (a rank, a spawned
-    worker). A warm start is how this process began, never how that one does: it is a
-    fresh interpreter, with nothing imported before its limits."""
-    data = dataclasses.asdict(dataclasses.replace(options, warm=None))
-    data["runs_dir"] = str(options.runs_dir)
-    return json.dumps(data)
-
-
-def options_from_json(text: str) -> RunOptions:
-    data = json.loads(text)
-    data["runs_dir"] = Path(data["runs_dir"])
-    # The nested option groups travel as objects; rebuild each from its own fields.
-    for name, group in (("profile", ProfileOptions), ("retention", Retention)):
-        if isinstance(data.get(name), dict):
-            data[name] = group(**data[name])
-    if data.get("listen") is not None:
-        data["listen"] = (str(data["listen"][0]), int(data["listen"][1]))
-    return RunOptions(**data)
 
 
 def rank_options(options: RunOptions, rank: int, parent_run_dir: Path) -> RunOptions:
@@ -71,6 +51,10 @@ def rank_main() -> int:
     outcome = run_job(options, target_from_options(options), in_process=False)
     if outcome.usage_message:
         print(outcome.usage_message, file=sys.stderr)
+    if made_by_problems(outcome.result):
+        # The script ended well here: a failing exit would make torchrun stop the other
+        # ranks, maybe in their restore. The parent's merge gives the job its verdict.
+        return EXIT_PASSED
     return outcome.exit_code
 
 

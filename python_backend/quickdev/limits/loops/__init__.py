@@ -7,7 +7,7 @@ the script itself only where no loop of the user's can be ended (see ``ending``)
 
 The user's code (the main script and the modules under its folder or the working
 directory, never installed packages) is compiled with a check at each loop head
-(``transform``) by the job's rewriter (``quickdev.limits.rewriting``): file names and
+(``transform``) by the job's rewriter (``quickdev.limits.job_rewriter``): file names and
 line numbers stay the user's.
 What that means for the corners of the language:
 
@@ -44,7 +44,7 @@ __all__ = ["LoopEnder", "LoopExits", "LoopTables", "install"]
 def install(budget: Budget) -> tuple[LoopEnder, LoopExits | None]:
     """The loop ender the recorder reports budgets to, and the transform that gives the
     user's loops their exits (None when no budget ends loops: they run as written). The
-    transform is compiled in by the job's one rewriter (``quickdev.limits.rewriting``)."""
+    transform is compiled in by the job's one rewriter (``quickdev.limits.job_rewriter``)."""
     tables = LoopTables()
     ender = LoopEnder(tables)
     return ender, LoopExits(tables) if budget.ends_loops() else None

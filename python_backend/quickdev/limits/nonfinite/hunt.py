@@ -23,6 +23,7 @@ from torch.optim.optimizer import (
 from quickdev.events import BaseObserver
 from quickdev.limits.device.engine import DeviceEngine
 from quickdev.limits.nonfinite import data, forward, sinks
+from quickdev.limits.nonfinite.failures import FEATURE
 from quickdev.limits.nonfinite.float16 import GpuFloat16
 from quickdev.limits.nonfinite.mode import HuntMode
 from quickdev.limits.nonfinite.sites import user_frame
@@ -34,9 +35,7 @@ from quickdev.rundir.result import LoaderStats
 log = logging.getLogger(__name__)
 
 
-class Hunt(BaseObserver):
-    feature = "the NaN hunt"
-
+class Hunt(BaseObserver, feature=FEATURE):
     def __init__(self, recorder: Recorder, engine: DeviceEngine | None = None) -> None:
         self.state = HuntState(recorder)
         self.recorder = recorder

@@ -2,7 +2,7 @@
 the editor's inlay hints and hovers (``quickdev.rundir.shapes``, ``SHAPES_FILE``).
 
 The user's files (the main script and the project's modules, never installed packages)
-are compiled by the job's one rewriter (``quickdev.limits.rewriting``) with a look after
+are compiled by the job's one rewriter (``quickdev.limits.job_rewriter``) with a look after
 each statement that binds names (``transform``); the looks call into ``observe``, which
 keeps, per line and name, the distinct values seen (dtype, shape, device, grad,
 statistics; a structure's items) and stops looking at a line after its first passes.
@@ -37,7 +37,7 @@ def install(patcher: Patcher) -> tuple[RecordedFiles, ShapeRecording]:
     return files, ShapeRecording(files)
 
 
-class ShapesWriter(BaseObserver):
+class ShapesWriter(BaseObserver, feature="the tensor shape record"):
     """Writes the record into the run directory once the script is done, before the
     result's final write (the language server reads it when the run has ended)."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quickdev.job.report import summarize
+from quickdev.job.terminal_summary import summarize
 from quickdev.rundir.memory import GB, DeviceFit, MemoryForecast
 from quickdev.rundir.result import ErrorInfo, JobResult
 from quickdev.server.types import Failure

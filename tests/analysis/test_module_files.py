@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quickdev.analysis.modules import module_entry, module_file
+from quickdev.analysis.module_files import module_entry, module_file
 
 TRAIN = "import torch\nfrom .model import Net\n\nif __name__ == '__main__':\n    Net()\n"
 
