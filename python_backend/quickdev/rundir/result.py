@@ -95,6 +95,10 @@ class NonfiniteSample:
     dataset_index: int | None = None  # the index the loader asked the dataset for
 
 
+# The feature the NaN hunt's own failures are reported under (a quickdev_error problem).
+NAN_HUNT = "the NaN hunt"
+
+
 @dataclass
 class NonfiniteOrigin:
     """The first operation whose NaN/Inf reached the loss, a gradient or a parameter."""
@@ -307,7 +311,8 @@ class JobResult:
     # --memory-forecast: the GPU memory one training step would need (rundir/memory.py).
     memory_forecast: MemoryForecast | None = None
     children: list[ChildProcess] = field(default_factory=list)
-    # --find-nonfinite: where the first NaN/Inf came from; None when none was found.
+    # --find-nonfinite: where the first NaN/Inf came from; None when none was found (the
+    # hunt's own failures are problems of the feature NAN_HUNT).
     first_nonfinite: NonfiniteOrigin | None = None
     # What keeps the job from a clean pass (a NaN loss, no training step, an error of
     # Quickdev's own); the status says the first that applies (rundir/verdict.py).

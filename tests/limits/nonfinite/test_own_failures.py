@@ -8,7 +8,9 @@ failure of the hunt's own is said once, reported as Quickdev's error, and the hu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import torch
@@ -22,7 +24,9 @@ from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 from torch import nn
 
+from tests.limits.nonfinite.test_planted_faults import SCRIPTS, line_of
 from tests.support.budgets import make_budget
+from tests.support.cli import QuickdevRun, quickdev_run
 
 
 @pytest.fixture
@@ -100,7 +104,7 @@ def test_a_view_written_under_no_grad_is_not_a_failure(hunt: Hunt, write: str) -
         "the loss",
     )
     assert origin.file == __file__
-    assert problems.take() == []
+    assert [p for p in problems.take() if p.kind == "quickdev_error"] == []
     assert hunt.state.failures.count == 0
 
 
@@ -139,7 +143,7 @@ def test_a_failure_of_the_hunt_is_said_reported_and_the_hunt_goes_on(
         rows = z[:2]  # another shape: followed
         torch.log(rows - rows.detach() - 1.0).sum().backward()
     assert found.value.origin.op == "torch.log"
-    assert problems.take() == []
+    assert [p for p in problems.take() if p.kind == "quickdev_error"] == []
 
 
 def _line_of(text: str) -> int:
@@ -147,3 +151,72 @@ def _line_of(text: str) -> int:
         lines = source.read().splitlines()
     (found,) = [i + 1 for i, line in enumerate(lines) if line.strip().startswith(text)]
     return found
+
+
+# --- the same, in a job run as a user runs it ------------------------------------------
+
+PLANTED = SCRIPTS / "planted_hunt_failure.py"
+
+
+def test_a_job_whose_hunt_failed_says_so_and_is_not_a_pass(tmp_path: Path) -> None:
+    # As a person runs it in a terminal (the summary is printed without --json).
+    runs = tmp_path / "runs"
+    run = quickdev_run(
+        "--find-nonfinite", "--runs-dir", str(runs), str(PLANTED), cwd=tmp_path, json_output=False
+    )
+    (run_dir,) = [d for d in runs.iterdir() if (d / "result.json").is_file()]
+    result = json.loads((run_dir / "result.json").read_text())
+    # The script trained to its end; the hunt's failure is Quickdev's: status error, exit 3.
+    assert (result["status"], run.returncode, result["optimizer_steps"]) == ("error", 3, 20)
+    assert result["first_nonfinite"] is None
+    (problem,) = result["problems"]
+    assert (problem["kind"], problem["feature"]) == ("quickdev_error", "the NaN hunt")
+    linear = line_of(PLANTED, "error = (model(x) - y) ** 2")
+    assert (problem["file"], problem["line"], problem["step"]) == (str(PLANTED), linear, 1)
+    assert problem["message"].startswith(
+        f"the NaN hunt could not follow torch.nn.functional.linear at {PLANTED.name}:{linear}"
+    )
+    assert problem["detail"] == "RuntimeError: planted failure of the NaN hunt's check"
+    # One line while it runs, whose error it is; the summary says the same and agrees.
+    said = run.stderr
+    assert said.count("quickdev: the NaN hunt could not follow") == 1, said
+    assert "this is Quickdev's error, not your code's" in said
+    log = (run_dir / "job.log").read_text()
+    assert "planted failure of the NaN hunt's check" in log
+    summary = _summary(run)
+    assert summary[0].startswith("quickdev: error ")
+    assert summary[1].startswith("Quickdev's own error, not your code's: the NaN hunt could")
+    (hunt_line,) = [line for line in summary if line.startswith("NaN hunt:")]
+    assert hunt_line.endswith(
+        "it could not follow every call (said above), and no NaN/Inf reached the loss, "
+        "a gradient or a parameter in 20 steps"
+    )
+
+
+def test_after_its_own_failure_the_hunt_still_finds_a_nan(tmp_path: Path) -> None:
+    run = quickdev_run(
+        "--find-nonfinite",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        str(PLANTED),
+        "--nan-at",
+        "12",
+        cwd=tmp_path,
+    )
+    assert run.result is not None, run.stderr
+    result = run.result
+    # The script's NaN comes first (failed, exit 1); the hunt's failure is said beside it.
+    assert (result["status"], run.returncode) == ("failed", 1)
+    origin = result["first_nonfinite"]
+    assert (origin["op"], origin["step"], origin["reached"]) == ("torch.log", 12, "the loss")
+    assert origin["line"] == line_of(PLANTED, "error = error * torch.log(torch.zeros(16, 1))")
+    assert ("quickdev_error", "the NaN hunt") in {
+        (p["kind"], p["feature"]) for p in result["problems"]
+    }
+
+
+def _summary(run: QuickdevRun) -> list[str]:
+    """The terminal's summary lines, from its status line on, stripped."""
+    lines = (run.stdout + run.stderr).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("quickdev: error "))
+    return [line.strip() for line in lines[start:]]

@@ -18,12 +18,11 @@ import sys
 from collections.abc import Callable
 
 from quickdev import problems
-from quickdev.rundir.result import Problem
+from quickdev.rundir.result import NAN_HUNT, Problem
 
 log = logging.getLogger(__name__)
 
-# As the job names the hunt where its observer fails (events.EventHub).
-FEATURE = "the NaN hunt"
+FEATURE = NAN_HUNT
 MAX_FAILURES = 100
 WHOSE = "this is Quickdev's error, not your code's"
 
