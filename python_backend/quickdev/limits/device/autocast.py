@@ -225,11 +225,13 @@ def install(
             asked = dtype or torch.float16  # CUDA autocast's default
             asked_of[self] = asked if enabled and asked in HALF else None
             choice = choices.get(asked)
-            if choice is None and float32_why is not None and asked in HALF:
-                choice = choices[asked] = Choice(asked, None, float32_why)
             if choice is None:
-                with own_work():  # not the script's: timed out of its modes, not in its profile
-                    choice = choices[asked] = choose(asked, speeds)
+                if float32_why is not None and asked in HALF:
+                    choice = Choice(asked, None, float32_why)
+                else:
+                    with own_work():  # not the script's: out of its modes and its profile
+                        choice = choose(asked, speeds)
+                choices[asked] = choice
                 engine.autocast.append(_report(choice))
                 log.info("autocast cuda %s: %s (%s)", _name(asked), choice.ran_name, choice.why)
             engine.count(f"autocast cuda {_name(asked)} -> cpu {choice.ran_name}")

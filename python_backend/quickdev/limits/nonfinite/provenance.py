@@ -8,9 +8,11 @@ freed and reused by an operation the hunt sees is rewritten there. The map is bo
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 
 from quickdev.limits.nonfinite.found import FrameChain
 from quickdev.limits.nonfinite.values import bare_stats, stats
@@ -52,6 +54,8 @@ class Origin:
     # large tensor's statistics costs milliseconds, and most origins are a mask's -inf,
     # made finite again in the same step and never reported (``settle``, ``let_go``).
     pending: tuple[list[torch.Tensor], torch.Tensor] | None = field(default=None, repr=False)
+    # After ``let_go``: the output, weakly (a mask made once lives on, and is read if asked).
+    _made: weakref.ref[torch.Tensor] | None = field(default=None, repr=False)
 
     @property
     def site(self) -> tuple[str, str | None, int | None]:
@@ -59,21 +63,29 @@ class Origin:
         return (self.op, self.file, self.line)
 
     def settle(self) -> Origin:
-        """``inputs`` and ``output`` read from the tensors, if they are still pending."""
+        """``inputs`` and ``output`` read from the tensors, if they are still pending (or,
+        after ``let_go``, the output if it still lives)."""
         if self.pending is not None:
             inputs, output = self.pending
             self.pending = None
             self.inputs = [stats(x) for x in inputs]
             self.output = stats(output)
+        elif self._made is not None:
+            living = self._made()
+            self._made = None
+            if living is not None:
+                self.output = stats(living)
         return self
 
     def let_go(self) -> None:
-        """The step ended and its tensors go: only their shapes and dtypes are kept."""
+        """The step ended and its tensors go: their shapes and dtypes are kept, and the
+        output weakly."""
         if self.pending is not None:
             inputs, output = self.pending
             self.pending = None
             self.inputs = [bare_stats(x) for x in inputs]
             self.output = bare_stats(output)
+            self._made = weakref.ref(output)
 
 
 def storage_key(t: torch.Tensor) -> int | None:
@@ -85,8 +97,13 @@ def storage_key(t: torch.Tensor) -> int | None:
 
 
 class Provenance:
+    """Origins by storage. Each entry keeps a weak reference to its storage: an entry whose
+    storage was freed says nothing of a new tensor the allocator put at its address, and is
+    dropped (``prune``, at each step's end: a mask's -inf made every step is freed with its
+    step, and later calls need not look their inputs up)."""
+
     def __init__(self) -> None:
-        self._by_storage: dict[int, Origin] = {}
+        self._by_storage: dict[int, tuple[StorageWeakRef, Origin]] = {}
 
     def __bool__(self) -> bool:
         return bool(self._by_storage)
@@ -95,7 +112,13 @@ class Provenance:
         if not self._by_storage:
             return None
         key = storage_key(t)
-        return None if key is None else self._by_storage.get(key)
+        entry = None if key is None else self._by_storage.get(key)
+        if entry is None:
+            return None
+        if _expired(entry[0]):
+            del self._by_storage[key]  # type: ignore[arg-type]
+            return None
+        return entry[1]
 
     def mark(self, t: torch.Tensor, origin: Origin) -> None:
         key = storage_key(t)
@@ -104,15 +127,12 @@ class Provenance:
         self._by_storage.pop(key, None)
         if len(self._by_storage) >= MAX_ENTRIES:
             del self._by_storage[next(iter(self._by_storage))]
-        self._by_storage[key] = origin
+        self._by_storage[key] = (_weak(t), origin)
 
-    def forget_sites(self, sites: set[tuple[str, str | None, int | None]]) -> None:
-        """At a step's end: values non-finite by design (a mask's -inf) are made again on
-        the next step, and their storages mostly freed; keeping them would make every later
-        call look its inputs up."""
-        if sites:
-            for key in [k for k, origin in self._by_storage.items() if origin.site in sites]:
-                del self._by_storage[key]
+    def prune(self) -> None:
+        """Entries whose storage was freed go."""
+        for key in [k for k, (ref, _) in self._by_storage.items() if _expired(ref)]:
+            del self._by_storage[key]
 
     def forget(self, t: torch.Tensor) -> None:
         """``t`` is finite now: its storage is, when ``t`` covers all of it."""
@@ -121,6 +141,15 @@ class Provenance:
         key = storage_key(t)
         if key is not None and key in self._by_storage and _covers_storage(t):
             del self._by_storage[key]
+
+
+def _weak(t: torch.Tensor) -> StorageWeakRef:
+    ref: StorageWeakRef = StorageWeakRef(t.untyped_storage())  # type: ignore[no-untyped-call]
+    return ref
+
+
+def _expired(ref: StorageWeakRef) -> bool:
+    return bool(ref.expired())  # type: ignore[no-untyped-call]
 
 
 def _covers_storage(t: torch.Tensor) -> bool:

@@ -94,7 +94,7 @@ class HuntState:
         self._release(self._held)
         self._held = []
         del self.recent[: max(len(self.recent) - MAX_RECENT, 0)]
-        self.provenance.forget_sites(self.by_design)
+        self.provenance.prune()
 
     def _release(self, items: list[Origin | ForwardSite]) -> None:
         """Frames and tensors are let go; an origin that may still be reported keeps its
