@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 LOCK := requirements/dev.lock
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest venv clean
+.PHONY: demo test lint typecheck pytest venv clean compat
 
 # Everything a fresh machine needs for the Python side: a venv with the pinned packages.
 $(STAMP): pyproject.toml $(LOCK)
@@ -35,6 +35,14 @@ test: system-deps lint typecheck pytest ext-check e2e
 
 clean:
 	rm -rf $(VENV) .quickdev .mypy_cache .ruff_cache .pytest_cache
+
+# The smoke suite on every torch release of the tested range (docs/compat.md), each in a
+# venv of its own under .compat/ where the project is installed as a user installs it.
+# Not part of `make test`: each torch is a download of several GB. COMPAT_ARGS passes
+# options on (`--torch 2.11.0`, `--prune`, `--ref COMMIT`; see tools/compat/compat.py).
+COMPAT_ARGS ?=
+compat: $(STAMP)
+	$(BIN)/python tools/compat/compat.py $(COMPAT_ARGS)
 
 # Debian packages the browser, VS Code and attach tests need (root; skipped when present).
 SYSTEM_PACKAGES := chromium ripgrep libkrb5-dev gdb

@@ -70,6 +70,7 @@ class PassStart:
     """What ``Recorder.pass_ended`` needs of the pass's start."""
 
     steps: int
+    training_forwards: int  # the recorder's count when it started
     beyond: bool  # beyond the train_passes budget when it started
     where: tuple[Place, ...]  # the user's loops around where it started
 
@@ -128,6 +129,10 @@ class Recorder:
         # step must not start.
         self._stop_before_step: str | None = None
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
+        # A pass that ended before any step: a read-ahead loader's (accelerate) whose step
+        # comes right after, with gradient accumulation over the whole pass.
+        self._ended_before_its_step: tuple[LoaderStats, PassStart] | None = None
+        self._training_forwards = 0
         self._passes_beyond_budget = 0  # open passes past the train_passes budget
         # --find-nonfinite: the hunt, and what it found.
         self.nonfinite: NonfiniteWatch | None = None
@@ -179,25 +184,34 @@ class Recorder:
         around a training pass end once it reaches the budget (the epoch loop ends before
         its next pass); a training forward in a pass beyond it stops the job where that
         did not happen (see ``LoopEnder.training_in_extra_pass``)."""
+        self._ended_before_its_step = None  # a new pass came first: that one did not train
         beyond = self.budget.beyond_train_passes(self._training_passes.get(id(stats), 0))
         stats.passes += 1
         self._open_passes += 1
         self._passes_beyond_budget += beyond
         where = self.loops.where_pass_starts() if self.budget.train_passes is not None else ()
-        return PassStart(self.steps, beyond, where)
+        return PassStart(self.steps, self._training_forwards, beyond, where)
 
     def pass_ended(self, stats: LoaderStats, started: PassStart) -> None:
         self._open_passes -= 1
         self._passes_beyond_budget -= started.beyond
         self._pass_ended_since_step = True
         if self.steps > started.steps:
-            passes = self._training_passes.get(id(stats), 0) + 1
-            self._training_passes[id(stats)] = passes
-            if self.budget.beyond_train_passes(passes):
-                self.loops.training_pass_ended(started.where, passes)
+            self._trained(stats, started)
+        elif self._training_forwards > started.training_forwards:
+            # It fed training forwards and no step yet: the step comes next.
+            self._ended_before_its_step = (stats, started)
+
+    def _trained(self, stats: LoaderStats, started: PassStart) -> None:
+        """A pass over ``stats``' loader trained: an epoch of it."""
+        passes = self._training_passes.get(id(stats), 0) + 1
+        self._training_passes[id(stats)] = passes
+        if self.budget.beyond_train_passes(passes):
+            self.loops.training_pass_ended(started.where, passes)
 
     def training_forward(self) -> None:
         """Before a training forward (train mode, grad on) of the top module."""
+        self._training_forwards += 1
         self._phase_is(TRAIN)
         if self._passes_beyond_budget:
             limit = self.budget.train_passes
@@ -223,6 +237,11 @@ class Recorder:
         self.training_forward()
         now = time.perf_counter()
         loop_step = self.in_loop_without_loader()
+        if self._ended_before_its_step is not None:
+            # Its batches fed this step (a read-ahead loader ended the pass before it): the
+            # pass trained.
+            ended, self._ended_before_its_step = self._ended_before_its_step, None
+            self._trained(*ended)
         if loop_step:
             self.loop_steps += 1
         self._pass_ended_since_step = False
@@ -267,6 +286,11 @@ class Recorder:
         limit = self.budget.eval_forwards
         if limit is not None and (self._evals_in_a_row >= limit or self.loops.busy()):
             self.loops.evaluation_forward(self._evals_in_a_row, limit)
+
+    def trained_then_evaluated(self) -> bool:
+        """Whether the script trained and what runs now is evaluation or sampling (the
+        model's forwards in eval mode or without grad since): training is over."""
+        return self.steps > 0 and self._phase == EVAL
 
     def _phase_is(self, phase: str) -> None:
         if phase != self._phase:
