@@ -21,6 +21,9 @@ export function findFirstNanSteps(session) {
     await workbench.openFile('text/padded_reviews.py');
     await workbench.goToLine(guardLine);
     await workbench.clickLens(GUARD, 'Find first NaN');
+    // Where a person reads the stop: the Run and Debug view (its Call Stack) opens by itself
+    // for a window's first debug session only.
+    await workbench.runCommand('View: Show Run and Debug');
 
     // A post-mortem stop at the origin: the division in the model's forward, with the
     // hunt's finding as the exception, and the frames that called it below.
