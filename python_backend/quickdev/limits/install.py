@@ -81,7 +81,10 @@ def install_limits(
         # The hunt trains for its step budget: the script's epochs are left as they are.
         epochs.install(patcher, recorder.one_epoch_options, budget.allow_epochs)
     # The device engine maps every device the script names onto this machine's.
-    engine = device.install(patcher, options.device, actual)
+    # Under the NaN hunt, CUDA autocast regions run in float32 here, and the hunt checks each
+    # call against the dtype CUDA's autocast would give it (nonfinite/float16.py).
+    float32_why = nonfinite.FLOAT32_REGIONS if options.find_nonfinite else None
+    engine = device.install(patcher, options.device, actual, float32_why)
     recorder.device = engine.report
     capture = None
     if options.memory_forecast is not None:
@@ -89,7 +92,7 @@ def install_limits(
         capture = forecast_capture.install(patcher, hub, recorder, actual, options, engine)
     steps.install(patcher, recorder, capture.watch if capture else None)
     if options.find_nonfinite:
-        nonfinite.install(patcher, recorder, hub)
+        nonfinite.install(patcher, recorder, hub, engine)
     # The file journal sees every write, whoever makes it (torch.save, Lightning's and
     # Fabric's checkpoints, Hugging Face's saves): the user's tree is restored at the end.
     # --keep-outputs switches it off: files land where asked.

@@ -15,6 +15,8 @@ from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.memory import MemoryForecast
 
 SCHEMA_VERSION = 1
+# The feature the NaN hunt's own failures are reported under (a quickdev_error problem).
+NAN_HUNT = "the NaN hunt"
 
 # How a job ended; decided with its problems by one rule (rundir/verdict.py). "error":
 # Quickdev's own code failed in something the job was asked for; the script's outcome is
@@ -121,6 +123,8 @@ class NonfiniteOrigin:
     inputs: list[TensorStats] = field(default_factory=list)
     output: TensorStats | None = None
     sample: NonfiniteSample | None = None
+    # A backward origin: the values its node kept (sqrt's "result"), by autograd's names.
+    forward: dict[str, TensorStats] = field(default_factory=dict)
 
 
 @dataclass
@@ -383,6 +387,7 @@ def _origin_from_dict(data: dict[str, Any]) -> NonfiniteOrigin:
         values["output"] = TensorStats(**values["output"])
     if values.get("sample"):
         values["sample"] = NonfiniteSample(**values["sample"])
+    values["forward"] = {k: TensorStats(**d) for k, d in (values.get("forward") or {}).items()}
     return NonfiniteOrigin(**values)
 
 
