@@ -22,7 +22,10 @@ def quickdev(*args: str) -> subprocess.CompletedProcess[str]:
         (["run", "--batches", "two", "train.py"], "whole number"),
         (["run", "--wait-for-client", "train.py"], "--wait-for-client needs --listen"),
         (["run", "--listen", "host:port", "train.py"], "[HOST:]PORT"),
-        (["run", "--memory-forecast", "24TB", "train.py"], "not a size in GB (24, 40GB; at most 512)"),
+        (
+            ["run", "--memory-forecast", "24TB", "train.py"],
+            "not a size in GB (24, 40GB; at most 512)",
+        ),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: list[str], expected: str) -> None:
