@@ -10,7 +10,7 @@ import functools
 import inspect
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import DataLoader
@@ -22,13 +22,23 @@ from quickdev.limits.recorder import PassStart, Recorder
 from quickdev.limits.user_code import caller_origin
 from quickdev.rundir.result import LoaderStats
 
+if TYPE_CHECKING:
+    from quickdev.limits.step_cost import StepCostCheck
+
 _STATS_ATTR = "_quickdev_stats"
 # Without a batch limit, only the first batches of each pass are inspected for NaN/Inf.
 _UNLIMITED_CHECKED_BATCHES = 2
 _SIGNATURE_MAX_CHARS = 300
 
 
-def install(patcher: Patcher, recorder: Recorder, batches: int | None) -> None:
+def install(
+    patcher: Patcher,
+    recorder: Recorder,
+    batches: int | None,
+    step_cost: StepCostCheck | None = None,
+) -> None:
+    """``step_cost``: decides, at a loader's first batch, whether its steps compute at a
+    smaller batch (``limits/step_cost``)."""
     original_init = DataLoader.__init__
     original_iter = DataLoader.__iter__
     original_len = DataLoader.__len__
@@ -54,7 +64,11 @@ def install(patcher: Patcher, recorder: Recorder, batches: int | None) -> None:
 
     def __iter__(loader: DataLoader[Any]) -> Iterator[Any]:
         stats = _stats_of(loader, recorder)
-        return _limited(original_iter(loader), stats, recorder, batches)
+        iterator = original_iter(loader)
+        limited = _limited(loader, iterator, stats, recorder, batches, step_cost)
+        if step_cost is not None:
+            step_cost.new_pass(loader, iterator, limited)
+        return limited
 
     def __len__(loader: DataLoader[Any]) -> int:
         length: int = original_len(loader)
@@ -77,7 +91,12 @@ def _stats_of(loader: DataLoader[Any], recorder: Recorder) -> LoaderStats:
 
 
 def _limited(
-    iterator: Iterator[Any], stats: LoaderStats, recorder: Recorder, batches: int | None
+    loader: DataLoader[Any],
+    iterator: Iterator[Any],
+    stats: LoaderStats,
+    recorder: Recorder,
+    batches: int | None,
+    step_cost: StepCostCheck | None,
 ) -> Iterator[Any]:
     # Runs at the first next(); an endless trainer's extra pass stops at its first
     # training forward (the train_passes budget, see Recorder.pass_starting).
@@ -111,6 +130,14 @@ def _limited(
             if hunt is not None:
                 hunt.batch_taken(stats, batch)
             recorder.batch(stats, wait_s)
+            if count == 1 and step_cost is not None:
+                # The script's own full-size step checked on fake tensors, maybe its
+                # arithmetic made smaller, before the step runs.
+                batch = step_cost.first_batch(loader, iterator, stats, batch)
+                in_probe = step_cost.probe_batches(batch)
+                if in_probe is not None:  # this process is the check's copy of the job
+                    yield from in_probe
+                    return
             yield batch
     finally:
         # Also when the loop breaks out early: a pass that trained is an epoch.

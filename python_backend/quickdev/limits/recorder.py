@@ -30,6 +30,7 @@ from quickdev.rundir.result import (
     Problem,
 )
 from quickdev.rundir.shapes import EVAL, SETUP, TRAIN
+from quickdev.rundir.step_cost import StepCost
 from quickdev.rundir.verdict import NONFINITE_LOSS
 
 
@@ -136,6 +137,8 @@ class Recorder:
         # Where the script built its first optimizer ("file:line"): a script that has
         # one and ends without a step trained nothing (rundir/verdict.py).
         self.optimizer_origin: str | None = None
+        # Steps too slow for this CPU at full size, and what was done (limits/step_cost).
+        self.step_costs: list[StepCost] = []
 
     @contextmanager
     def pause(self) -> Iterator[None]:

@@ -14,9 +14,10 @@ from quickdev.rundir.result import EndedLoop, JobResult
 
 def changes(result: JobResult) -> list[str]:
     """One line per change: options set to one epoch, a framework's settings replaced,
-    tensors placed on another device, files kept in the run directory, the person's own
-    edits kept and changes that could not be put back, each loop a budget ended early, and
-    the budget that stopped the run (with advice)."""
+    tensors placed on another device, batches computed smaller (or kept, and why), files
+    kept in the run directory, the person's own edits kept and changes that could not be
+    put back, each loop a budget ended early, and the budget that stopped the run (with
+    advice)."""
     lines = []
     if result.limits.one_epoch_options:
         options = ", ".join(result.limits.one_epoch_options)
@@ -37,6 +38,7 @@ def changes(result: JobResult) -> list[str]:
             f"autocast: {choice.get('asked')} regions ran in {choice.get('ran')}{off}: "
             f"{choice.get('why')}"
         )
+    lines += [cost.line for cost in result.step_cost]
     if result.keep_outputs:
         lines.append("outputs: kept where the script wrote them (--keep-outputs)")
     elif result.outputs:

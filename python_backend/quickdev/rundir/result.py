@@ -13,6 +13,7 @@ from typing import Any, Literal
 from quickdev.rundir.jsonio import read_json_object, write_json
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.memory import MemoryForecast
+from quickdev.rundir.step_cost import StepCost
 
 SCHEMA_VERSION = 1
 
@@ -40,6 +41,9 @@ class Limits:
     eval_forwards: int | None = None
     # --find-nonfinite: the job hunted for the first NaN/Inf (``first_nonfinite``).
     find_nonfinite: bool = False
+    # --step-seconds: a DataLoader's full-size step estimated above this computes at a
+    # smaller batch (``step_cost``); None: every step at the script's own batch size.
+    step_seconds: float | None = None
 
 
 @dataclass
@@ -309,6 +313,8 @@ class JobResult:
     # What keeps the job from a clean pass (a NaN loss, no training step, an error of
     # Quickdev's own); the status says the first that applies (rundir/verdict.py).
     problems: list[Problem] = field(default_factory=list)
+    # Full-size steps too slow for this CPU: computed at a smaller batch, or kept and why.
+    step_cost: list[StepCost] = field(default_factory=list)
     run_dir: str = ""
     schema: int = SCHEMA_VERSION
 
@@ -341,6 +347,7 @@ class JobResult:
         if values.get("first_nonfinite"):
             values["first_nonfinite"] = _origin_from_dict(values["first_nonfinite"])
         values["problems"] = [Problem(**d) for d in values.get("problems") or []]
+        values["step_cost"] = [StepCost(**d) for d in values.get("step_cost") or []]
         return cls(**values)
 
     def write(self, run_dir: Path) -> Path:
