@@ -148,27 +148,20 @@ class StepCostCheck:
         origin = stats.origin
         full = _batch_size(batch)
         if full is None or full < 2 * SMALLEST_BATCH:
-            _decide(loader, None)
-            return batch
-        if smaller.why_not(loader, iterator) is not None:
-            # Kept whatever it costs; measured after the fact like a hand-made batch's.
-            _decide(loader, None)
-            return batch
+            return self._keep(loader, batch, origin, f"a batch of {full}: nothing smaller to take")
+        cannot = smaller.why_not(loader, iterator)
         indices = smaller.watch(iterator)
-        if indices is None or indices.last is None:
-            _decide(loader, None)
-            return batch
+        if cannot is not None or indices is None or indices.last is None:
+            # Kept whatever it costs, as a hand-made batch is (``hand_made.py``).
+            return self._keep(loader, batch, origin, cannot or "its batches' indices are unseen")
         speed = self.speed()
         cores = cores_now(torch.get_num_threads())
         if certainly_cheap(self.parameters(), batch, speed, cores, self.bound_s):
-            _decide(loader, None)
-            return batch
+            return self._keep(loader, batch, origin, "cheap: parameters x batch elements")
         key = json.dumps([origin, stats.batch_signature, self.parameters()])
         cached = cached_flops(key)
         if cached is not None and speed.seconds(cached, cores) <= self.bound_s:
-            log.info("step cost: %s cheap as measured before", origin)
-            _decide(loader, None)
-            return batch
+            return self._keep(loader, batch, origin, "cheap as measured before")
 
         report = self._probe(batch, iterator)
         if probe.current() is not None:
@@ -230,13 +223,19 @@ class StepCostCheck:
                 batch_size=full,
                 computed_at=keep,
                 unit=unit,
-                full_s=round(estimate, 3),
+                full_s=float(f"{estimate:.3g}"),
                 flops=sum(report.flops.values()),
                 checked="passed",
                 line=line,
             )
         )
         return small
+
+    def _keep(self, loader: DataLoader[Any], batch: Any, origin: str, why: str) -> Any:
+        """The loader keeps its batch size, unsaid (the job's log says why)."""
+        log.info("step cost: %s kept: %s", origin, why)
+        _decide(loader, None)
+        return batch
 
     # -- in the probe -----------------------------------------------------------------
 
@@ -269,7 +268,7 @@ class StepCostCheck:
                 batch_size=full,
                 computed_at=full,
                 unit=unit,
-                full_s=round(estimate, 3),
+                full_s=float(f"{estimate:.3g}"),
                 flops=sum(report.flops.values()) or None,
                 checked="failed",
                 why=report.error_line(),
@@ -299,7 +298,7 @@ class StepCostCheck:
                 batch_size=full,
                 computed_at=full,
                 unit=unit,
-                full_s=round(estimate, 3),
+                full_s=float(f"{estimate:.3g}"),
                 flops=sum(report.flops.values()) or None,
                 checked=checked,
                 why=why,
