@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from quickdev.events import EventHub
 from quickdev.limits import (
@@ -33,6 +34,9 @@ from quickdev.limits.recorder import Recorder
 from quickdev.limits.step_cost import handover
 from quickdev.options import RunOptions, step_cost_bound
 from quickdev.rewrite import Rewriter, Transform
+
+if TYPE_CHECKING:
+    from torch import nn
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +99,13 @@ def install_limits(
             adopt_record=lambda record: handover.adopt(capture, record) if capture else None,
             quiet=lambda: _quiet_probe(recorder, hub, capture),
         )
+    hand_made_watch = None
+    if bound is not None and not in_process:
+        script = Path(options.script) if options.script else None
+        hand_made = step_cost.HandMadeSteps(
+            patcher, bound, recorder.step_costs, recorder.in_loop_without_loader, script
+        )
+        hand_made_watch = hand_made.watch
     # Independent of each other: they patch different functions.
     eager.install(patcher, lambda: recorder.setting_changed(eager.COMPILE_OFF))
     loaders.install(patcher, recorder, batches, checker)
@@ -107,7 +118,13 @@ def install_limits(
     if options.memory_forecast is not None:
         # Its optimizer hooks go before the steps' own, which may end the job at a step.
         capture = forecast_capture.install(patcher, hub, recorder, actual, options, engine)
-    steps.install(patcher, recorder, capture.watch if capture else None)
+    watchers = [w for w in (capture.watch if capture else None, hand_made_watch) if w]
+
+    def on_top_module(module: nn.Module) -> None:
+        for watch in watchers:
+            watch(module)
+
+    steps.install(patcher, recorder, on_top_module)
     if options.find_nonfinite:
         nonfinite.install(patcher, recorder, hub)
     # The file journal sees every write, whoever makes it (torch.save, Lightning's and

@@ -19,9 +19,10 @@ from torch.optim import Optimizer
 
 from quickdev.limits.patching import Patcher
 from quickdev.limits.step_cost.check import StepCostCheck
+from quickdev.limits.step_cost.hand_made import HandMadeSteps
 from quickdev.rundir.step_cost import StepCost
 
-__all__ = ["StepCostCheck", "install"]
+__all__ = ["HandMadeSteps", "StepCostCheck", "install"]
 
 
 def install(
