@@ -145,6 +145,11 @@ class Budgets:
     # False in the NaN hunt: a pass that takes training steps runs past --batches, so the
     # step budget (not one epoch of two batches) decides how long the hunt trains.
     batches_bound_training: bool = True
+    # An evaluation loop without a DataLoader that the job can end also ends once its
+    # forwards have run this many seconds, after ``eval_at_least`` of them (None: by count
+    # only): full-size evaluation forwards are what a job spends its seconds on.
+    eval_seconds: float | None = None
+    eval_at_least: int = 1
 
 
 def resolve_budgets(options: RunOptions) -> Budgets:
@@ -153,7 +158,10 @@ def resolve_budgets(options: RunOptions) -> Budgets:
     ``--no-limits`` keeps only what was asked for explicitly; a debug job gets no default
     wall clock (a person stepping through code is not a runaway loop). A hand-made batch
     is a batch, so loops without a DataLoader make ``--batches`` steps unless
-    ``--max-steps`` asks for more.
+    ``--max-steps`` asks for more. An evaluation loop without one runs ``--eval-forwards``
+    forwards, or, where the job can end it, the step-cost bound's seconds (at least
+    ``--batches`` forwards): nanoGPT's evaluation spent most of a job's time on 40
+    full-size forwards (docs/step-cost.md). An explicit ``--eval-forwards`` is a count.
     """
 
     def pick(given: float | None, default: float | None) -> float | None:
@@ -178,6 +186,8 @@ def resolve_budgets(options: RunOptions) -> Budgets:
         loop_steps=_whole(pick(options.loop_steps, loop_default)),
         eval_forwards=_whole(pick(options.eval_forwards, DEFAULT_EVAL_FORWARDS)),
         batches_bound_training=not hunting,
+        eval_seconds=None if options.eval_forwards is not None else step_cost_bound(options),
+        eval_at_least=options.batches,
     )
 
 

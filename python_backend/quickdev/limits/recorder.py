@@ -259,7 +259,7 @@ class Recorder:
 
     def eval_forward(self) -> None:
         """Before a forward of the model in eval mode or without grad: an evaluation loop
-        that no DataLoader bounds ends after the eval_forwards budget."""
+        that no DataLoader bounds ends after the eval_forwards budget, or its seconds."""
         self._phase_is(EVAL)
         if self._batches_seen != self._batches_at_eval:
             self._batches_at_eval = self._batches_seen
@@ -268,8 +268,13 @@ class Recorder:
         self.eval_forwards += 1
         self._evals_since_step += 1
         limit = self.budget.eval_forwards
-        if limit is not None and (self._evals_in_a_row >= limit or self.loops.busy()):
-            self.loops.evaluation_forward(self._evals_in_a_row, limit)
+        seconds = self.budget.eval_seconds  # timed from each loop's first forward: told each
+        if limit is not None and (
+            self._evals_in_a_row >= limit or self.loops.busy() or seconds is not None
+        ):
+            self.loops.evaluation_forward(
+                self._evals_in_a_row, limit, seconds, self.budget.eval_at_least
+            )
 
     def _phase_is(self, phase: str) -> None:
         if phase != self._phase:

@@ -5,15 +5,18 @@ with, the bound each kind of job gets, and the line the result shows."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from quickdev.limits import work_clock
 from quickdev.limits.step_cost import estimate, smaller, speed
 from quickdev.limits.step_cost.fake_values import FakeValues, fake_limitation, real_retry
 from quickdev.limits.step_cost.flops import FlopCount
+from quickdev.limits.step_cost.hand_made import knob_advice
 from quickdev.options import DEFAULT_STEP_SECONDS, RunOptions, step_cost_bound
 from quickdev.rundir.changes import changes
 from quickdev.rundir.result import JobResult
@@ -98,17 +101,22 @@ def test_this_cpus_speed_is_measured_once_and_cached(
     assert speed.measured_speed() == measured
 
 
-def test_a_steps_seconds_follow_its_flops_and_the_cores_the_load_leaves(
+def test_a_steps_seconds_follow_its_flops_and_the_cores_it_computes_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(speed.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(speed.os, "getloadavg", lambda: (10.0, 10.0, 10.0))
-    assert speed.cores_now(2) == pytest.approx(0.4)
-    monkeypatch.setattr(speed.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
-    assert speed.cores_now(4) == 2
+    monkeypatch.setattr(work_clock.os, "cpu_count", lambda: 2)
+    assert (work_clock.cores(4), work_clock.cores(1)) == (2, 1)
     rate = speed.Speed(convolution=1e9, matmul=2e9)
     flops = {"convolution_backward": 10**9, "convolution": 10**9, "mm": 4 * 10**9}
     assert rate.seconds(flops, cores=2) == pytest.approx((2 + 2) / 2)
+
+
+def test_the_work_clock_counts_work_not_waiting() -> None:
+    started = work_clock.busy_seconds()
+    time.sleep(0.3)  # a busy machine's wait: no work of this process
+    slept = work_clock.busy_seconds() - started
+    torch.ones(2000, 2000) @ torch.ones(2000, 2000)
+    assert slept < 0.1 < work_clock.busy_seconds() - started
 
 
 def test_a_small_model_is_known_cheap_without_a_look() -> None:
@@ -149,6 +157,19 @@ def test_a_fake_kernels_refusal_is_worded_as_the_real_one() -> None:
             torch.mm(a, b)
         real = real_retry(torch.ops.aten.mm.default, (a, b), {}, raised.value)
     assert "mat1 and mat2 shapes cannot be multiplied (8x64 and 32x10)" in str(real)
+
+
+def test_a_module_level_batch_size_is_the_knob_of_hand_made_batches(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import torch\n\nbatch_size = 12\nblock_size = 64\n")
+    assert knob_advice(script, 64) == (
+        "batch_size (default 12) at train.py:3 sets it; a value such as 8 would make the check "
+        "faster"
+    )
+    (tmp_path / "bare.py").write_text("import torch\n")
+    assert knob_advice(tmp_path / "bare.py", 4) == (
+        "a smaller batch (such as 2) would make the check faster"
+    )
 
 
 @pytest.mark.parametrize(

@@ -196,6 +196,25 @@ def test_a_cheap_step_is_never_made_smaller(run_quickdev: Any, tmp_path: Path) -
     assert "step-cost probe" not in _log(again)
 
 
+def test_hand_made_batches_keep_their_size_and_the_advice_names_the_scripts_option(
+    run_quickdev: Any, tmp_path: Path
+) -> None:
+    run = _run(run_quickdev, tmp_path, "hand_made.py", *COSTLY)
+    result = run.result
+    assert result is not None
+    assert (result["status"], result["loop_batches"]) == ("passed", 2)
+    assert "batch 32" in run.stdout  # the script's own size
+    (cost,) = result["step_cost"]
+    assert (cost["batch_size"], cost["computed_at"], cost["measured"]) == (32, 32, True)
+    line = _line_of("hand_made.py", 'parser.add_argument("--batch-size"')
+    assert cost["line"].startswith("hand-made batches keep their size: a step at batch 32 took ")
+    assert cost["line"].endswith(
+        f"--batch-size (default 32) at hand_made.py:{line} sets it: pass -- --batch-size 8 "
+        "(or the quickdev.batchSize setting) for a faster check"
+    )
+    assert f"quickdev: {cost['line']}" in run.stderr
+
+
 def test_full_batch_keeps_every_batch_the_scripts_own(run_quickdev: Any, tmp_path: Path) -> None:
     run = _run(run_quickdev, tmp_path, "shrinks.py", *COSTLY, "--full-batch")
     result = run.result

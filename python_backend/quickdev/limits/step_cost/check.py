@@ -46,7 +46,8 @@ from quickdev.limits.step_cost.estimate import (
     certainly_cheap,
     smaller_size,
 )
-from quickdev.limits.step_cost.speed import Speed, cores_now, measured_speed
+from quickdev.limits.step_cost.speed import Speed, measured_speed
+from quickdev.limits.work_clock import cores
 from quickdev.rundir.result import ErrorInfo, LoaderStats
 from quickdev.rundir.step_cost import StepCost
 
@@ -155,18 +156,18 @@ class StepCostCheck:
             # Kept whatever it costs, as a hand-made batch is (``hand_made.py``).
             return self._keep(loader, batch, origin, cannot or "its batches' indices are unseen")
         speed = self.speed()
-        cores = cores_now(torch.get_num_threads())
-        if certainly_cheap(self.parameters(), batch, speed, cores, self.bound_s):
+        on = cores(torch.get_num_threads())
+        if certainly_cheap(self.parameters(), batch, speed, on, self.bound_s):
             return self._keep(loader, batch, origin, "cheap: parameters x batch elements")
         key = json.dumps([origin, stats.batch_signature, self.parameters()])
         cached = cached_flops(key)
-        if cached is not None and speed.seconds(cached, cores) <= self.bound_s:
+        if cached is not None and speed.seconds(cached, on) <= self.bound_s:
             return self._keep(loader, batch, origin, "cheap as measured before")
 
         report = self._probe(batch, iterator)
         if probe.current() is not None:
             return batch  # in the probe: the script's loop takes it from here
-        estimate = speed.seconds(report.flops, cores)
+        estimate = speed.seconds(report.flops, on)
         unit = "step" if report.trained or report.outcome == probe.STEP else "evaluation batch"
         log.info(
             "step cost: %s batch %d: %s, %d FLOPs, ≈ %.3g s on %.2f core(s); probe %.2f s%s",
@@ -175,7 +176,7 @@ class StepCostCheck:
             report.outcome,
             sum(report.flops.values()),
             estimate,
-            cores,
+            on,
             report.seconds,
             f" ({report.why})" if report.why else "",
         )

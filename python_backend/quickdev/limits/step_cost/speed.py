@@ -9,15 +9,14 @@ bookkeeping, reductions), so a full step's seconds come out near what the step t
 
 Timed by the measuring thread's CPU time on one thread, as the autocast speeds are
 (``limits/device/autocast.py``): per-core speed, which a busy machine barely disturbs. The
-figures are kept in the user's cache directory, keyed by torch version and CPU. What a
-step gets of the cores now (the threads torch uses, shared with the machine's load) is
-read at each estimate: on a busy machine the same step takes longer.
+figures are kept in the user's cache directory, keyed by torch version and CPU. A step's
+seconds are those of this machine unloaded, on the threads torch uses: the same script gets
+the same answer on a busy machine (where its steps take longer than said) as on a quiet one.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -61,19 +60,6 @@ class Speed:
         conv = sum(n for op, n in flops.items() if op in CONVOLUTIONS)
         other = sum(flops.values()) - conv
         return (conv / self.convolution + other / self.matmul) / max(cores, 0.05)
-
-
-def cores_now(threads: int) -> float:
-    """The cores a step on ``threads`` threads gets now: the threads, less what the
-    machine's load (the last minute's runnable processes, the job's own among them)
-    leaves them."""
-    cpus = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # no load average here
-        return float(min(threads, cpus))
-    share = min(1.0, cpus / max(load, 1.0))
-    return min(threads, cpus) * share
 
 
 def measured_speed() -> Speed:
