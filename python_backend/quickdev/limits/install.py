@@ -98,6 +98,7 @@ def install_limits(
             step_record=lambda: handover.record_of_step(capture) if capture else None,
             adopt_record=lambda record: handover.adopt(capture, record) if capture else None,
             quiet=lambda: _quiet_probe(recorder, hub, capture),
+            signature=loaders.batch_signature,
         )
     hand_made_watch = None
     if bound is not None and not in_process:

@@ -121,6 +121,15 @@ def _limited(
                     hunt.fetching = False
             wait_s = time.perf_counter() - started
             count += 1
+            if count == 1 and step_cost is not None:
+                # The script's own full-size step checked on fake tensors, maybe its
+                # arithmetic made smaller, before the step runs (the batch may have been
+                # a first look at its first samples: this is the one to hand on).
+                batch = step_cost.first_batch(loader, iterator, stats, batch)
+                in_probe = step_cost.probe_batches(batch)
+                if in_probe is not None:  # this process is the check's copy of the job
+                    yield from in_probe
+                    return
             if count <= checked:
                 with own_work():  # not the user's ops: no mode sees them, no profile counts them
                     if not stats.batch_signature:
@@ -130,14 +139,6 @@ def _limited(
             if hunt is not None:
                 hunt.batch_taken(stats, batch)
             recorder.batch(stats, wait_s)
-            if count == 1 and step_cost is not None:
-                # The script's own full-size step checked on fake tensors, maybe its
-                # arithmetic made smaller, before the step runs.
-                batch = step_cost.first_batch(loader, iterator, stats, batch)
-                in_probe = step_cost.probe_batches(batch)
-                if in_probe is not None:  # this process is the check's copy of the job
-                    yield from in_probe
-                    return
             yield batch
     finally:
         # Also when the loop breaks out early: a pass that trained is an epoch.

@@ -19,7 +19,7 @@ from quickdev.limits.step_cost.flops import FlopCount
 from quickdev.limits.step_cost.hand_made import knob_advice
 from quickdev.options import DEFAULT_STEP_SECONDS, RunOptions, step_cost_bound
 from quickdev.rundir.changes import changes
-from quickdev.rundir.result import JobResult
+from quickdev.rundir.result import JobResult, LoaderStats
 from quickdev.rundir.step_cost import StepCost
 from torch import nn
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -39,12 +39,55 @@ def test_a_smaller_loader_hands_out_the_first_samples_of_each_of_its_batches() -
     iterator = iter(loader)
     indices = smaller.watch(iterator)
     assert indices is not None and smaller.why_not(loader, iterator) is None
-    assert next(iterator).tolist() == [0, 1, 2, 3]
-    assert indices.last == [0, 1, 2, 3]
-    assert smaller.first_of_last(iterator, indices, 2).tolist() == [0, 1]  # collated again
+    indices.peek = 2  # a first look: the batch's first samples only, once
+    assert next(iterator).tolist() == [0, 1]
+    assert (indices.last, indices.peeked) == ([0, 1, 2, 3], True)
+    stats = LoaderStats(origin="train.py:1")
+    assert smaller.fetch(iterator, indices.last, stats).tolist() == [0, 1, 2, 3]
+    assert stats.data_wait_s > 0
     indices.keep = 2
     # The sampler goes on by whole batches; the last, short one stays short.
     assert [b.tolist() for b in iterator] == [[4, 5], [8, 9]]
+
+
+class _Augmented(Dataset[torch.Tensor]):
+    """Each sample drawn from the global generator, as a random crop is."""
+
+    def __len__(self) -> int:
+        return 16
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        return torch.rand(3) + index
+
+
+def test_first_looks_leave_the_batchs_random_draws_as_the_loader_makes_them() -> None:
+    torch.manual_seed(0)
+    plain = next(iter(DataLoader(_Augmented(), batch_size=8)))
+    torch.manual_seed(0)
+    iterator = iter(DataLoader(_Augmented(), batch_size=8))
+    indices = smaller.watch(iterator)
+    assert indices is not None
+    indices.peek = smaller.PEEK
+    first = smaller.FirstBatch(iterator, LoaderStats(origin="t.py:1"), next(iterator))
+    assert first.size == 8 and first.shapes() is not None  # two looks, four draws
+    assert torch.equal(first.whole(), plain)
+
+
+def test_a_whole_batchs_shapes_are_known_from_two_first_looks_where_they_tell() -> None:
+    images = (torch.zeros(2, 3, 8, 8), torch.zeros(2, dtype=torch.long))
+    known = smaller.full_size(images, images, 2, 256)
+    assert known is not None
+    stand_in = known.stand_in()
+    assert [tuple(t.shape) for t in stand_in] == [(256, 3, 8, 8), (256,)]
+    assert stand_in[0].dtype == torch.float32 and stand_in[0].untyped_storage().nbytes() == 4
+    with FakeTensorMode():
+        made = known.make()
+    assert isinstance(made, tuple) and tuple(made[0].shape) == (256, 3, 8, 8)
+    # Padded to the longest sequence: the shapes differ, the whole batch must be looked at.
+    assert smaller.full_size(torch.zeros(2, 7), torch.zeros(2, 9), 2, 256) is None
+    # A list of names is as long as its batch: not known from two samples.
+    named = (torch.zeros(2), ["a", "b"]), (torch.zeros(2), ["c", "d"])
+    assert smaller.full_size(*named, 2, 8) is None
 
 
 def test_loaders_whose_batches_cannot_be_taken_apart_say_why() -> None:

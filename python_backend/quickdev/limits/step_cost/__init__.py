@@ -34,11 +34,12 @@ def install(
     step_record: Callable[[], bytes | None],
     adopt_record: Callable[[bytes | None], None],
     quiet: Callable[[], None],
+    signature: Callable[[Any], str],
 ) -> StepCostCheck:
     """``records``: where what was decided goes (the recorder's, for result.json);
     ``memory``: the memory forecast is on; ``step_record`` and ``adopt_record``: its
     capture's record of a step, taken in the probe and adopted by the job; ``quiet``: what
-    makes a probe report nothing of its own."""
+    makes a probe report nothing of its own; ``signature``: a batch's shapes in words."""
     optimizers = _watch_optimizers(patcher)
     return StepCostCheck(
         bound_s,
@@ -48,6 +49,7 @@ def install(
         step_record=step_record,
         adopt_record=adopt_record,
         quiet=quiet,
+        signature=signature,
     )
 
 

@@ -33,7 +33,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
-from torch.utils import _pytree as pytree
 from torch.utils.data import DataLoader
 
 from quickdev import problems
@@ -83,6 +82,7 @@ class StepCostCheck:
         step_record: Callable[[], bytes | None],
         adopt_record: Callable[[bytes | None], None],
         quiet: Callable[[], None],
+        signature: Callable[[Any], str],
         speed: Callable[[], Speed] = measured_speed,
     ) -> None:
         self.bound_s = bound_s
@@ -92,6 +92,7 @@ class StepCostCheck:
         self.step_record = step_record
         self.adopt_record = adopt_record
         self.quiet = quiet
+        self.signature = signature  # the loaders' batch_signature
         self.speed = speed
         self.pid = os.getpid()
         # Given an exception: its ErrorInfo and its traceback as Python prints it (the
@@ -102,8 +103,9 @@ class StepCostCheck:
     # -- the loaders' side ------------------------------------------------------------
 
     def new_pass(self, loader: DataLoader[Any], iterator: Any, generator: Any) -> None:
-        """Before a pass's first batch: watch its batches' indices, and make a pass of a
-        loader already made smaller smaller too. ``generator``: what the loop iterates."""
+        """Before a pass's first batch: a loader not decided yet takes a first look (its
+        first samples only), one made smaller is made smaller again. ``generator``: what
+        the loop iterates."""
         running = probe.current()
         if running is not None:  # in a probe, another pass begins: the probed one is over
             running.pass_over()
@@ -114,26 +116,34 @@ class StepCostCheck:
         decision: Decision | None = getattr(loader, _DECISION, None)
         if decision is not None and decision.smaller is None:
             return
+        if decision is None and smaller.why_not(loader, iterator) is not None:
+            return  # its first batch comes whole, and it keeps its size
         indices = smaller.watch(iterator)
-        if decision is not None and indices is not None:
+        if indices is None:
+            return
+        if decision is None:
+            indices.peek = smaller.PEEK
+        else:
             indices.keep = decision.smaller
 
     def first_batch(
         self, loader: DataLoader[Any], iterator: Any, stats: LoaderStats, batch: Any
     ) -> Any:
-        """The batch to hand the script for a pass's first batch: ``batch``, or its first
-        samples. In a probe (the forked copy) returns ``batch`` with the probe started."""
+        """The batch to hand the script for a pass's first batch (``batch``: what the loader
+        fetched, a first look or the whole batch): the whole batch, or its first samples.
+        In a probe (the forked copy), the batch the probe runs the script's pass on."""
         if os.getpid() != self.pid or probe.current() is not None:
             return batch
         if getattr(loader, _DECISION, None) is not None:
             return batch
+        first = smaller.FirstBatch(iterator, stats, batch)
         try:
-            given = self._first_batch(loader, iterator, stats, batch)
+            given = self._first_batch(loader, first)
         except Exception as exc:  # the check's own failure: the batch is kept, and said
             log.exception("the step-cost check failed; the batch is kept")
             _decide(loader, None)
             problems.own_error(FEATURE, exc)
-            return batch
+            return first.whole()
         if isinstance(given, _Fails):
             raise given.exc
         return given
@@ -143,30 +153,30 @@ class StepCostCheck:
         running = probe.current()
         return running.batches(batch) if running is not None else None
 
-    def _first_batch(
-        self, loader: DataLoader[Any], iterator: Any, stats: LoaderStats, batch: Any
-    ) -> Any:
-        origin = stats.origin
-        full = _batch_size(batch)
+    def _first_batch(self, loader: DataLoader[Any], first: smaller.FirstBatch) -> Any:
+        origin, full = first.stats.origin, first.size
         if full is None or full < 2 * SMALLEST_BATCH:
-            return self._keep(loader, batch, origin, f"a batch of {full}: nothing smaller to take")
-        cannot = smaller.why_not(loader, iterator)
-        indices = smaller.watch(iterator)
-        if cannot is not None or indices is None or indices.last is None:
+            return self._keep(loader, first, f"a batch of {full}: nothing smaller to take")
+        if first.indices is None:
+            cannot = smaller.why_not(loader, first.iterator) or "its batches' indices are unseen"
             # Kept whatever it costs, as a hand-made batch is (``hand_made.py``).
-            return self._keep(loader, batch, origin, cannot or "its batches' indices are unseen")
+            return self._keep(loader, first, cannot)
+        shapes = first.shapes()
+        look = shapes.stand_in() if shapes is not None else first.whole()
+        with own_work():
+            first.stats.batch_signature = self.signature(look)
         speed = self.speed()
         on = cores(torch.get_num_threads())
-        if certainly_cheap(self.parameters(), batch, speed, on, self.bound_s):
-            return self._keep(loader, batch, origin, "cheap: parameters x batch elements")
-        key = json.dumps([origin, stats.batch_signature, self.parameters()])
+        if certainly_cheap(self.parameters(), look, speed, on, self.bound_s):
+            return self._keep(loader, first, "cheap: parameters x batch elements")
+        key = json.dumps([origin, first.stats.batch_signature, self.parameters()])
         cached = cached_flops(key)
         if cached is not None and speed.seconds(cached, on) <= self.bound_s:
-            return self._keep(loader, batch, origin, "cheap as measured before")
+            return self._keep(loader, first, "cheap as measured before")
 
-        report = self._probe(batch, iterator)
-        if probe.current() is not None:
-            return batch  # in the probe: the script's loop takes it from here
+        report, in_probe = self._probe(shapes.make if shapes else first.whole, first.iterator)
+        if in_probe is not None:
+            return in_probe  # in the probe: the script's loop takes it from here
         estimate = speed.seconds(report.flops, on)
         unit = "step" if report.trained or report.outcome == probe.STEP else "evaluation batch"
         log.info(
@@ -184,19 +194,16 @@ class StepCostCheck:
             return self._failed(origin, full, unit, estimate, report)
         if report.complete and estimate <= self.bound_s:
             cache_flops(key, report.flops)
-            _decide(loader, None)
-            return batch
+            return self._keep(loader, first, f"≈ {_seconds(estimate)} at full size")
         if not report.complete:
             if estimate > self.bound_s:
                 self._kept(origin, full, unit, estimate, report, "partial", _unchecked(report))
-            _decide(loader, None)
-            return batch
+            return self._keep(loader, first, f"its check ended {report.outcome}")
         keep = smaller_size(full, estimate, self.bound_s * SMALLER_SHARE)
-        with own_work():
-            small = smaller.first_of_last(iterator, indices, keep)
-        check = self._probe(small, iterator)
-        if probe.current() is not None:
-            return small  # in the second probe
+        small = first.first(keep)
+        check, in_probe = self._probe(lambda: small, first.iterator)
+        if in_probe is not None:
+            return in_probe  # in the second probe
         if check.outcome == probe.ERROR or not check.complete:
             why = (
                 f"at batch {keep} the step fails where at {full} it does not ({check.error_line()})"
@@ -204,14 +211,13 @@ class StepCostCheck:
                 else f"its check at batch {keep} could not finish ({check.why or check.outcome})"
             )
             self._kept(origin, full, unit, estimate, report, "passed", why)
-            _decide(loader, None)
-            return batch
-        indices.keep = keep
+            return self._keep(loader, first, f"smaller fails at {keep}")
+        first.indices.keep = keep
         _decide(loader, keep)
         if report.trained:
             self.adopt_record(report.step_record)
         checked = (
-            "shapes, dtypes, devices and memory" if self.memory else ("shapes, dtypes and devices")
+            "shapes, dtypes, devices and memory" if self.memory else "shapes, dtypes and devices"
         )
         line = (
             f"batch {full} → {keep} for arithmetic on this CPU (a full {unit} ≈ "
@@ -232,11 +238,11 @@ class StepCostCheck:
         )
         return small
 
-    def _keep(self, loader: DataLoader[Any], batch: Any, origin: str, why: str) -> Any:
-        """The loader keeps its batch size, unsaid (the job's log says why)."""
-        log.info("step cost: %s kept: %s", origin, why)
+    def _keep(self, loader: DataLoader[Any], first: smaller.FirstBatch, why: str) -> Any:
+        """The loader keeps its batch size (the job's log says why): its whole first batch."""
+        log.info("step cost: %s kept: %s", first.stats.origin, why)
         _decide(loader, None)
-        return batch
+        return first.whole()
 
     # -- in the probe -----------------------------------------------------------------
 
@@ -248,13 +254,13 @@ class StepCostCheck:
 
     # -- the decisions ----------------------------------------------------------------
 
-    def _probe(self, batch: Any, iterator: Any) -> probe.ProbeReport:
+    def _probe(self, make_batch: Callable[[], Any], iterator: Any) -> tuple[probe.ProbeReport, Any]:
+        """The probe's report, and None; in the probe, a placeholder and its batch."""
         _import_fake_tensors()
         generator = getattr(iterator, _GENERATOR, lambda: None)()
-        report, _ = probe.run_probe(
-            batch, PROBE_TIMEOUT_S, self.describe, self.step_record, self.quiet, generator
+        return probe.run_probe(
+            make_batch, PROBE_TIMEOUT_S, self.describe, self.step_record, self.quiet, generator
         )
-        return report
 
     def _failed(
         self, origin: str, full: int, unit: str, estimate: float, report: probe.ProbeReport
@@ -324,13 +330,6 @@ class _Fails:
 
 def _decide(loader: DataLoader[Any], keep: int | None) -> None:
     object.__setattr__(loader, _DECISION, Decision(keep))
-
-
-def _batch_size(batch: Any) -> int | None:
-    for leaf in pytree.tree_leaves(batch):
-        if isinstance(leaf, torch.Tensor) and leaf.dim() > 0:
-            return int(leaf.shape[0])
-    return None
 
 
 def _unchecked(report: probe.ProbeReport) -> str:

@@ -112,17 +112,17 @@ class ProbeReport:
 
 
 def run_probe(
-    batch: Any,
+    make_batch: Callable[[], Any],
     timeout_s: float,
     describe: Callable[[BaseException], tuple[ErrorInfo, str]],
     step_record: Callable[[], bytes | None],
     quiet: Callable[[], None],
     held: Any = None,
-) -> tuple[ProbeReport, Probe | None]:
+) -> tuple[ProbeReport, Any]:
     """Fork; in the job, wait for the probe's report (at most ``timeout_s``) and return it
-    with None. In the probe, return a report-less placeholder and the ``Probe``, whose
-    ``batches`` the loader then hands the script; ``held``: the pass's generator, which the
-    probe keeps alive."""
+    with None. In the probe, return a report-less placeholder and the batch the loader
+    hands the script there (``make_batch``'s, made under fake tensors: the probe's
+    ``batches`` hand it on); ``held``: the pass's generator, which the probe keeps alive."""
     if not hasattr(os, "fork"):
         return ProbeReport(NOT_RUN, why="this platform cannot fork"), None
     read_end, write_end = os.pipe()
@@ -139,7 +139,11 @@ def run_probe(
         probe.hold(held)
         quiet()
         probe.start()
-        return ProbeReport(NOT_RUN), probe
+        try:
+            batch = make_batch()
+        except BaseException as exc:  # a dataset or collate error at the full size
+            probe.script_ended(exc)
+        return ProbeReport(NOT_RUN), batch
     os.close(write_end)
     try:
         report = _wait(read_end, pid, timeout_s)
