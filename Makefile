@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 LOCK := requirements/dev.lock
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest venv clean
+.PHONY: demo test lint typecheck pytest venv clean compat
 
 # Everything a fresh machine needs for the Python side: a venv with the pinned packages.
 $(STAMP): pyproject.toml $(LOCK)
@@ -35,6 +35,14 @@ test: system-deps lint typecheck pytest ext-check e2e
 
 clean:
 	rm -rf $(VENV) .quickdev .mypy_cache .ruff_cache .pytest_cache
+
+# The smoke suite on every torch release of the tested range (docs/compat.md), each in a
+# venv of its own under .compat/ where the project is installed as a user installs it.
+# Not part of `make test`: each torch is a download of several GB. COMPAT_ARGS passes
+# options on (`--torch 2.11.0`, `--prune`, `--ref COMMIT`; see tools/compat/compat.py).
+COMPAT_ARGS ?=
+compat: $(STAMP)
+	$(BIN)/python tools/compat/compat.py $(COMPAT_ARGS)
 
 # Debian packages the browser, VS Code and attach tests need (root; skipped when present).
 SYSTEM_PACKAGES := chromium ripgrep libkrb5-dev gdb
@@ -115,3 +123,9 @@ $(E2E_NODE_STAMP): tests/e2e/package.json tests/e2e/package-lock.json
 
 e2e: system-deps $(STAMP) code-server $(E2E_NODE_STAMP) vsix
 	cd tests/e2e && QUICKDEV_VSIX=$(abspath $(VSIX)) node --test --test-concurrency=1 journey.test.mjs
+
+# The memory forecast's examples in docs/forecast.md, from real runs (minutes: each runs the
+# script's first training step on this machine).
+.PHONY: docs-forecast
+docs-forecast: $(STAMP)
+	$(BIN)/python tools/forecast_examples.py

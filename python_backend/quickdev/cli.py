@@ -327,11 +327,13 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
 
 
 def _finish_killed_jobs(runs_dir: Path | None) -> None:
-    """A job killed mid-run left the user's files changed: put them back, in one line each."""
+    """A job killed mid-run left its result at ``running`` and the user's files changed:
+    settle the one and put back the others, in one line each."""
     from quickdev.limits.journal.recover import recover
+    from quickdev.rundir.killed import settle_killed
 
     for root in {DEFAULT_RUNS_DIR.resolve(), (runs_dir or DEFAULT_RUNS_DIR).resolve()}:
-        for line in recover(root):
+        for line in [*settle_killed(root), *recover(root)]:
             print(line, file=sys.stderr)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from quickdev.events import BaseObserver, EventHub
 from quickdev.limits.budget import Budget, StopJob
@@ -126,11 +128,57 @@ def test_a_forked_child_restarts_counting_with_the_loaders_it_inherited() -> Non
     assert child_seen.steps == [1] and parent_seen.steps == [1]  # each told its own hub
 
 
+class Phases(list[str]):
+    """A shape recording that hears only of phase switches."""
+
+    def phase_started(self, phase: str) -> None:
+        self.append(phase)
+
+    def forward_starting(self, args: Any) -> None:
+        pass
+
+    def budget_cut(self, frame: Any, loop_line: int, cut: Any) -> None:
+        pass
+
+
 def test_a_forked_child_still_tells_the_shape_recording_of_phase_switches() -> None:
-    phases: list[str] = []
-    rec = Recorder(EventHub(), make_budget(), on_phase=phases.append)
+    phases = Phases()
+    rec = Recorder(EventHub(), make_budget(), shapes=phases)
     rec.training_forward()
     rec.restart(EventHub())
     rec.eval_forward()
     rec.training_forward()
     assert phases == ["train", "eval", "train"]
+
+
+def test_a_pass_that_ended_before_its_step_is_a_training_pass() -> None:
+    """A loader that reads ahead (accelerate's) ends a pass as it hands out the pass's last
+    batch, before the step that batch feeds; with gradient accumulation over the whole
+    pass, that step is the pass's only one."""
+    rec, _ = recorder(make_budget(train_passes=1))
+    train = rec.new_loader("train.py:10")
+    started = rec.pass_starting(train)
+    rec.batch(train, 0.0)
+    rec.training_forward()
+    rec.batch(train, 0.0)
+    rec.pass_ended(train, started)  # read ahead: ended before the second micro-batch's forward
+    rec.training_forward()
+    rec.train_step()
+    # The pass trained: the next starts beyond the budget, and with no loop of the user's
+    # to end, a training forward in it stops the job.
+    rec.pass_starting(train)
+    with pytest.raises(StopJob):
+        rec.training_forward()
+
+
+def test_a_pass_without_a_step_before_the_next_pass_is_no_training_pass() -> None:
+    rec, _ = recorder(make_budget(train_passes=1))
+    val, train = rec.new_loader("train.py:11"), rec.new_loader("train.py:10")
+    rec.pass_ended(val, rec.pass_starting(val))  # evaluated first, no step
+    started = rec.pass_starting(train)
+    rec.training_forward()
+    rec.train_step()
+    rec.pass_ended(train, started)
+    # The evaluation loader's pass did not train: its next pass is within the budget.
+    rec.pass_starting(val)
+    rec.training_forward()

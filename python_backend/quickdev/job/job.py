@@ -180,6 +180,7 @@ def _run_with_limits(
     followed: FollowedChildren | None = None
     exit_code = EXIT_FAILED
     exited_at: ErrorInfo | None = None  # where the script called sys.exit(0)
+    after_training = False  # a budget stopped the script as it evaluated after training
     ending = Ending()
     cancel_hard_stop: Callable[[], None] = lambda: None  # noqa: E731
     try:
@@ -203,6 +204,7 @@ def _run_with_limits(
             patcher.on_undo(signals.start_server_watchdog(stop_hard(SERVER_GONE_STOP)))
         progress.write()
         imported_early = import_heavy_modules(options, target, in_process=in_process)
+        _note_environment(result)
 
         from quickdev.limits.install import install_limits
 
@@ -245,7 +247,7 @@ def _run_with_limits(
         result.status, result.stop_reason, exit_code = "passed", "completed", EXIT_PASSED
     except StopJob as stop:
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
-        result.stop_advice = advice_for(stop.reason, target, options.batches)
+        after_training = recorder is not None and recorder.trained_then_evaluated()
     except NonFiniteFound as found:
         # The hunt's answer is a failure of the script, at the line that made the value.
         result.status, result.stop_reason, exit_code = "failed", NONFINITE, EXIT_FAILED
@@ -296,9 +298,12 @@ def _run_with_limits(
     copy_recorded(result, recorder)
     if followed is not None and followed.merge(result):
         exit_code = EXIT_FAILED
-    if result.status == "passed" and result.loops_ended:
-        # The script's own knob that would have made the first loop ended early short.
-        result.stop_advice = advice_for(result.loops_ended[0].budget, target, options.batches)
+    # The knob that would have made what the budget ended short (the steps the job made are
+    # in the result by now: they say what ran out).
+    if result.status == "stopped" and result.stop_reason:
+        result.stop_advice = advice_for(result.stop_reason, target, options, result, after_training)
+    elif result.status == "passed" and result.loops_ended:
+        result.stop_advice = advice_for(result.loops_ended[0].budget, target, options, result)
     hub.job_end()
     hub.result(result)
     exit_code = settle_verdict(
@@ -306,6 +311,17 @@ def _run_with_limits(
     )
     progress.set_stage("done")
     return exit_code
+
+
+def _note_environment(result: JobResult) -> None:
+    """The job's torch, and one line where it or the Python is one quickdev is not tested
+    with: a failure there may be quickdev's."""
+    from quickdev.torch_compat import untested_environment
+
+    result.torch_version = str(getattr(sys.modules.get("torch"), "__version__", ""))
+    result.untested_environment = untested_environment(result.torch_version)
+    if result.untested_environment:
+        log.warning("%s", result.untested_environment)
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:

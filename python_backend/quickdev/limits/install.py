@@ -74,14 +74,13 @@ def install_limits(
     ]
     ender, loop_exits = loops.install(budget)
     transforms: list[Transform] = [loop_exits] if loop_exits else []
-    on_phase = None
+    seen = None
     if options.record_shapes:
         seen, recording = shapes.install(patcher)
         transforms.append(recording)
         hub.add(shapes.ShapesWriter(seen, run_dir))
-        on_phase = seen.phase_started
     rewriter = job_rewriter.install(patcher, transforms, roots)
-    recorder = Recorder(hub, budget, ender, on_phase)
+    recorder = Recorder(hub, budget, ender, seen)
     batches = None if options.no_limits else options.batches
     actual = device.resolve_device(options.device)
     cpu_only = actual == "cpu"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from quickdev.limits.profiler_marks import mark_call_site
 from quickdev.limits.recorder import PassStart, Recorder
 from quickdev.limits.user_code import caller_origin
 from quickdev.rundir.result import LoaderStats
+from quickdev.rundir.shapes import Cut
 
 if TYPE_CHECKING:
     from quickdev.limits.step_cost import StepCostCheck
@@ -64,8 +66,12 @@ def install(
 
     def __iter__(loader: DataLoader[Any]) -> Iterator[Any]:
         stats = _stats_of(loader, recorder)
+        try:
+            length: int | None = original_len(loader)
+        except TypeError:  # an iterable dataset without a length
+            length = None
         iterator = original_iter(loader)
-        limited = _limited(loader, iterator, stats, recorder, batches, step_cost)
+        limited = _limited(loader, iterator, stats, recorder, batches, length, step_cost)
         if step_cost is not None:
             step_cost.new_pass(loader, iterator, limited)
         return limited
@@ -96,6 +102,7 @@ def _limited(
     stats: LoaderStats,
     recorder: Recorder,
     batches: int | None,
+    length: int | None,
     step_cost: StepCostCheck | None,
 ) -> Iterator[Any]:
     # Runs at the first next(); an endless trainer's extra pass stops at its first
@@ -140,6 +147,12 @@ def _limited(
                 hunt.batch_taken(stats, batch)
             recorder.batch(stats, wait_s)
             yield batch
+        if recorder.shapes is not None and (length is None or length > count):
+            # The pass was cut short: the frame asking for the next batch is the loop's.
+            frame = sys._getframe(1)
+            line = frame.f_lineno or frame.f_code.co_firstlineno
+            cut = Cut(frame.f_code.co_filename, line, "batches", count, "batches")
+            recorder.shapes.budget_cut(frame, line, cut)
     finally:
         # Also when the loop breaks out early: a pass that trained is an epoch.
         recorder.pass_ended(stats, opened)

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Protocol
 
 from quickdev import problems
@@ -29,9 +30,17 @@ from quickdev.rundir.result import (
     Phases,
     Problem,
 )
-from quickdev.rundir.shapes import EVAL, SETUP, TRAIN
+from quickdev.rundir.shapes import EVAL, SETUP, TRAIN, Cut
 from quickdev.rundir.step_cost import StepCost
 from quickdev.rundir.verdict import NONFINITE_LOSS
+
+
+class ShapeWatch(Protocol):
+    """What the limits tell the tensor-shape recording (limits/shapes/observe.py)."""
+
+    def phase_started(self, phase: str) -> None: ...
+    def forward_starting(self, args: Any) -> None: ...
+    def budget_cut(self, frame: FrameType, loop_line: int, cut: Cut) -> None: ...
 
 
 class NonfiniteWatch(JobObserver, Protocol):
@@ -71,6 +80,7 @@ class PassStart:
     """What ``Recorder.pass_ended`` needs of the pass's start."""
 
     steps: int
+    training_forwards: int  # the recorder's count when it started
     beyond: bool  # beyond the train_passes budget when it started
     where: tuple[Place, ...]  # the user's loops around where it started
 
@@ -81,17 +91,19 @@ class Recorder:
         hub: EventHub,
         budget: Budget,
         loops: LoopEnder | None = None,
-        on_phase: Callable[[str], None] | None = None,
+        shapes: ShapeWatch | None = None,
     ) -> None:
         self.hub = hub
         self.budget = budget
-        # Told when the model's forwards switch between training and evaluation (the
-        # tensor-shape recording looks at every line again in a phase's first run).
-        self._on_phase = on_phase
+        # Told when the model's forwards switch between training and evaluation, of each
+        # forward's inputs and of the loops a budget cuts short (the tensor-shape
+        # recording looks at lines again, and marks what a budget cut).
+        self.shapes = shapes
         self._phase = SETUP
         # Ends the user's loops when a budget is reached (none rewritten: it cannot, and
         # the job stops the script, as for code it did not compile).
         self.loops = loops or LoopEnder(LoopTables())
+        self.loops.on_end = shapes.budget_cut if shapes is not None else None
         self.loaders: list[LoaderStats] = []
         self.steps = 0
         self.losses: list[float] = []
@@ -129,6 +141,10 @@ class Recorder:
         # step must not start.
         self._stop_before_step: str | None = None
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
+        # A pass that ended before any step: a read-ahead loader's (accelerate) whose step
+        # comes right after, with gradient accumulation over the whole pass.
+        self._ended_before_its_step: tuple[LoaderStats, PassStart] | None = None
+        self._training_forwards = 0
         self._passes_beyond_budget = 0  # open passes past the train_passes budget
         # --find-nonfinite: the hunt, and what it found.
         self.nonfinite: NonfiniteWatch | None = None
@@ -155,9 +171,9 @@ class Recorder:
         wired in stays: the device engine, who hears of phase switches, the NaN hunt
         (which now hears this process's steps); what the hunt finds here is this
         process's (``first_nonfinite`` starts empty), and so are its problems."""
-        loaders, device, on_phase, hunt = self.loaders, self.device, self._on_phase, self.nonfinite
+        loaders, device, shapes, hunt = self.loaders, self.device, self.shapes, self.nonfinite
         problems.take()  # the parent's, copied by the fork
-        Recorder.__init__(self, hub, self.budget, self.loops, on_phase)
+        Recorder.__init__(self, hub, self.budget, self.loops, shapes)
         self.device = device
         self.nonfinite = hunt
         if hunt is not None:
@@ -182,25 +198,34 @@ class Recorder:
         around a training pass end once it reaches the budget (the epoch loop ends before
         its next pass); a training forward in a pass beyond it stops the job where that
         did not happen (see ``LoopEnder.training_in_extra_pass``)."""
+        self._ended_before_its_step = None  # a new pass came first: that one did not train
         beyond = self.budget.beyond_train_passes(self._training_passes.get(id(stats), 0))
         stats.passes += 1
         self._open_passes += 1
         self._passes_beyond_budget += beyond
         where = self.loops.where_pass_starts() if self.budget.train_passes is not None else ()
-        return PassStart(self.steps, beyond, where)
+        return PassStart(self.steps, self._training_forwards, beyond, where)
 
     def pass_ended(self, stats: LoaderStats, started: PassStart) -> None:
         self._open_passes -= 1
         self._passes_beyond_budget -= started.beyond
         self._pass_ended_since_step = True
         if self.steps > started.steps:
-            passes = self._training_passes.get(id(stats), 0) + 1
-            self._training_passes[id(stats)] = passes
-            if self.budget.beyond_train_passes(passes):
-                self.loops.training_pass_ended(started.where, passes)
+            self._trained(stats, started)
+        elif self._training_forwards > started.training_forwards:
+            # It fed training forwards and no step yet: the step comes next.
+            self._ended_before_its_step = (stats, started)
+
+    def _trained(self, stats: LoaderStats, started: PassStart) -> None:
+        """A pass over ``stats``' loader trained: an epoch of it."""
+        passes = self._training_passes.get(id(stats), 0) + 1
+        self._training_passes[id(stats)] = passes
+        if self.budget.beyond_train_passes(passes):
+            self.loops.training_pass_ended(started.where, passes)
 
     def training_forward(self) -> None:
         """Before a training forward (train mode, grad on) of the top module."""
+        self._training_forwards += 1
         self._phase_is(TRAIN)
         if self._passes_beyond_budget:
             limit = self.budget.train_passes
@@ -226,6 +251,11 @@ class Recorder:
         self.training_forward()
         now = time.perf_counter()
         loop_step = self.in_loop_without_loader()
+        if self._ended_before_its_step is not None:
+            # Its batches fed this step (a read-ahead loader ended the pass before it): the
+            # pass trained.
+            ended, self._ended_before_its_step = self._ended_before_its_step, None
+            self._trained(*ended)
         if loop_step:
             self.loop_steps += 1
         self._pass_ended_since_step = False
@@ -276,11 +306,16 @@ class Recorder:
                 self._evals_in_a_row, limit, seconds, self.budget.eval_at_least
             )
 
+    def trained_then_evaluated(self) -> bool:
+        """Whether the script trained and what runs now is evaluation or sampling (the
+        model's forwards in eval mode or without grad since): training is over."""
+        return self.steps > 0 and self._phase == EVAL
+
     def _phase_is(self, phase: str) -> None:
         if phase != self._phase:
             self._phase = phase
-            if self._on_phase is not None:
-                self._on_phase(phase)
+            if self.shapes is not None:
+                self.shapes.phase_started(phase)
 
     def phases(self) -> Phases:
         """What ran of each phase, for the result (``files_saved`` from the outputs)."""

@@ -1,8 +1,9 @@
-"""The run history on disk: ``quickdev.deleteRun``, and finishing the restore of killed jobs.
+"""The run history on disk: ``quickdev.deleteRun``, and finishing killed jobs.
 
-A job killed mid-run (SIGKILL, a power cut) leaves the user's files changed until a
-quickdev command puts them back; the language server does so when it starts, for the
-runs directory of each workspace folder, and says so in one line per run.
+A job killed mid-run (SIGKILL, a power cut) leaves its result at ``running`` and the
+user's files changed until a quickdev command settles the one and puts back the other;
+the language server does so when it starts, for the runs directory of each workspace
+folder, and says so in one line per run.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 from lsprotocol import types
 
 from quickdev.limits.journal.recover import recover
+from quickdev.rundir.killed import settle_killed
 from quickdev.rundir.retention import delete_run
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import CommandError, register
@@ -40,9 +42,12 @@ async def delete(ls: QuickdevServer, which: RunId) -> DeleteAnswer:
 
 
 async def recover_at_start(ls: QuickdevServer) -> None:
-    """Put back what killed jobs left changed, in every workspace folder's runs directory."""
+    """Give killed jobs their final status and put back what they left changed, in every
+    workspace folder's runs directory."""
     for runs_dir in runs_of(ls).known_runs_dirs():
         try:
+            for line in await asyncio.to_thread(settle_killed, runs_dir):
+                log.info("%s", line)  # the Runs view shows the status; the log says why
             lines = await asyncio.to_thread(recover, runs_dir)
         except Exception:
             log.exception("restoring the files of killed jobs under %s failed", runs_dir)
