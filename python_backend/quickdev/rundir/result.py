@@ -321,8 +321,7 @@ class JobResult:
     # What keeps the job from a clean pass (a NaN loss, no training step, an error of
     # Quickdev's own); the status says the first that applies (rundir/verdict.py).
     problems: list[Problem] = field(default_factory=list)
-    # Full-size steps too slow for this CPU: computed at a smaller batch, or kept and why.
-    step_cost: list[StepCost] = field(default_factory=list)
+    step_cost: list[StepCost] = field(default_factory=list)  # steps too slow at full size
     # The job's torch (torch.__version__), and one line when it or the Python is outside
     # the releases quickdev is tested with (quickdev/torch_compat.py).
     torch_version: str = ""
