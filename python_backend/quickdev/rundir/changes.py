@@ -15,10 +15,11 @@ from quickdev.rundir.verdict import NONFINITE_LOSS, QUICKDEV_ERROR
 
 def changes(result: JobResult) -> list[str]:
     """One line per change: options set to one epoch, a framework's settings replaced,
-    tensors placed on another device, files kept in the run directory, the person's own
-    edits kept and changes that could not be put back, each loop a budget ended early, and
-    the budget that stopped the run (with advice). First, a torch or Python quickdev is not
-    tested with (quickdev/torch_compat.py): what follows may be quickdev's failure."""
+    tensors placed on another device, batches computed smaller (or kept, and why), files
+    kept in the run directory, the person's own edits kept and changes that could not be
+    put back, each loop a budget ended early, and the budget that stopped the run (with
+    advice). First, a torch or Python quickdev is not tested with (quickdev/torch_compat.py):
+    what follows may be quickdev's failure."""
     lines = [result.untested_environment] if result.untested_environment else []
     if result.limits.one_epoch_options:
         options = ", ".join(result.limits.one_epoch_options)
@@ -36,6 +37,7 @@ def changes(result: JobResult) -> list[str]:
             f"autocast: {choice.get('asked')} regions ran in {choice.get('ran')}{off}: "
             f"{choice.get('why')}"
         )
+    lines += [cost.line for cost in result.step_cost]
     if result.keep_outputs:
         lines.append("outputs: kept where the script wrote them (--keep-outputs)")
     elif result.outputs:
