@@ -18,6 +18,8 @@ export interface QuickdevSettings {
   batches: number;
   /** 0: the script's own batch size; else passed to its --batch-size-like option. */
   batchSize: number;
+  /** A full-size step estimated above this many seconds computes at a smaller batch; 0: never. */
+  stepSeconds: number;
   runsDir: string;
   keepOutputs: boolean;
   /** Run history: runs kept, and its size cap in MB (0: no limit). */
@@ -41,6 +43,7 @@ export const SERVER_SETTINGS = {
   python: "string",
   batches: "integer",
   batchSize: "integer",
+  stepSeconds: "number",
   runsDir: "string",
   keepOutputs: "boolean",
   runsKeep: "integer",
@@ -49,7 +52,7 @@ export const SERVER_SETTINGS = {
   memoryForecastDevices: "array",
   tensorShapes: "boolean",
   lenses: "object",
-} as const satisfies Record<keyof QuickdevSettings, "string" | "integer" | "boolean" | "array" | "object">;
+} as const satisfies Record<keyof QuickdevSettings, "string" | "integer" | "number" | "boolean" | "array" | "object">;
 
 export const SETTING_KEYS = Object.keys(SERVER_SETTINGS) as (keyof QuickdevSettings)[];
 

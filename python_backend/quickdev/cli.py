@@ -33,6 +33,7 @@ from quickdev.forecast.devices import add_memory_forecast_option, memory_forecas
 from quickdev.options import (
     DEFAULT_BATCHES,
     DEFAULT_EVAL_FORWARDS,
+    DEFAULT_STEP_SECONDS,
     DEFAULT_TIMEOUT_S,
     DEFAULT_TRAIN_PASSES,
     HUNT_HELP,
@@ -112,6 +113,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="eval-mode/no-grad forwards in a row that no DataLoader feeds (default "
         f"{DEFAULT_EVAL_FORWARDS}; 0: no bound)",
+    )
+    limits.add_argument(
+        "--step-seconds",
+        type=seconds_or_off,
+        metavar="SECONDS",
+        help="a DataLoader's full-size step estimated above this on this CPU computes at a "
+        "smaller batch from the same loader, its full size checked on fake tensors (default "
+        f"{DEFAULT_STEP_SECONDS:g}, none when debugging; 0: never)",
+    )
+    limits.add_argument(
+        "--full-batch",
+        action="store_true",
+        help="compute every step at the script's own batch size, whatever it costs",
     )
     limits.add_argument(
         "--device",
@@ -319,6 +333,8 @@ def run_options(ns: argparse.Namespace, after_separator: list[str] | None = None
         debug_rank=ns.debug_rank,
         memory_forecast=ns.memory_forecast,
         find_nonfinite=ns.find_nonfinite,
+        step_seconds=ns.step_seconds,
+        full_batch=ns.full_batch,
     )
 
 

@@ -22,6 +22,10 @@ DEFAULT_BATCHES = 2
 DEFAULT_TRAIN_PASSES = 1
 DEFAULT_EVAL_FORWARDS = 20
 DEFAULT_TIMEOUT_S = 300.0
+# A DataLoader's full-size step estimated to take longer than this on the job's CPU computes
+# at a smaller batch from the same loader, its full size checked on fake tensors
+# (limits/step_cost).
+DEFAULT_STEP_SECONDS = 5.0
 # The NaN hunt's step budget (--find-nonfinite): a NaN usually appears after tens or
 # hundreds of steps, far beyond a quick-dev job's two batches.
 DEFAULT_HUNT_STEPS = 500
@@ -102,6 +106,10 @@ class RunOptions:
     # The NaN hunt: run until the first NaN/Inf reaches the loss, a gradient or a parameter,
     # and name the operation that produced it (limits/nonfinite).
     find_nonfinite: bool = False
+    # --step-seconds: the bound on a full-size step's estimated seconds (see
+    # step_cost_bound); None: the default, 0: never smaller. --full-batch: never smaller.
+    step_seconds: float | None = None
+    full_batch: bool = False
 
 
 def options_to_json(options: RunOptions) -> str:
@@ -137,6 +145,11 @@ class Budgets:
     # False in the NaN hunt: a pass that takes training steps runs past --batches, so the
     # step budget (not one epoch of two batches) decides how long the hunt trains.
     batches_bound_training: bool = True
+    # An evaluation loop without a DataLoader that the job can end also ends once its
+    # forwards have run this many seconds, after ``eval_at_least`` of them (None: by count
+    # only): full-size evaluation forwards are what a job spends its seconds on.
+    eval_seconds: float | None = None
+    eval_at_least: int = 1
 
 
 def resolve_budgets(options: RunOptions) -> Budgets:
@@ -145,7 +158,10 @@ def resolve_budgets(options: RunOptions) -> Budgets:
     ``--no-limits`` keeps only what was asked for explicitly; a debug job gets no default
     wall clock (a person stepping through code is not a runaway loop). A hand-made batch
     is a batch, so loops without a DataLoader make ``--batches`` steps unless
-    ``--max-steps`` asks for more.
+    ``--max-steps`` asks for more. An evaluation loop without one runs ``--eval-forwards``
+    forwards, or, where the job can end it, the step-cost bound's seconds (at least
+    ``--batches`` forwards): nanoGPT's evaluation spent most of a job's time on 40
+    full-size forwards (docs/step-cost.md). An explicit ``--eval-forwards`` is a count.
     """
 
     def pick(given: float | None, default: float | None) -> float | None:
@@ -170,7 +186,28 @@ def resolve_budgets(options: RunOptions) -> Budgets:
         loop_steps=_whole(pick(options.loop_steps, loop_default)),
         eval_forwards=_whole(pick(options.eval_forwards, DEFAULT_EVAL_FORWARDS)),
         batches_bound_training=not hunting,
+        eval_seconds=None if options.eval_forwards is not None else step_cost_bound(options),
+        eval_at_least=options.batches,
     )
+
+
+def step_cost_bound(options: RunOptions) -> float | None:
+    """Seconds a DataLoader's full-size step may take on this CPU before its arithmetic runs
+    at a smaller batch; None: the script's own batch sizes throughout.
+
+    A debug job (a person steps through the script's own batches), the NaN hunt (whether a
+    NaN appears depends on the batch's arithmetic) and ``--no-limits`` keep the script's
+    sizes unless ``--step-seconds`` is given; ``--full-batch`` always keeps them. Ranks of
+    a distributed job keep them too: their step's collectives cannot run on fake tensors.
+    """
+    if options.full_batch or options.nproc > 1:
+        return None
+    if options.step_seconds is not None:
+        return options.step_seconds or None
+    debugging = options.listen is not None or options.wait_for_client
+    if debugging or options.find_nonfinite or options.no_limits:
+        return None
+    return DEFAULT_STEP_SECONDS
 
 
 def _whole(value: float | None) -> int | None:

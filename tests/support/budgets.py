@@ -12,5 +12,17 @@ def make_budget(
     train_passes: int | None = None,
     loop_steps: int | None = None,
     eval_forwards: int | None = None,
+    eval_seconds: float | None = None,
+    eval_at_least: int = 1,
 ) -> Budget:
-    return Budget(Budgets(max_steps, timeout_s, train_passes, loop_steps, eval_forwards))
+    return Budget(
+        Budgets(
+            max_steps,
+            timeout_s,
+            train_passes,
+            loop_steps,
+            eval_forwards,
+            eval_seconds=eval_seconds,
+            eval_at_least=eval_at_least,
+        )
+    )

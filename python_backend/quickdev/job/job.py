@@ -212,8 +212,15 @@ def _run_with_limits(
 
         from quickdev.limits.install import install_limits
 
-        installed = install_limits(options, run_dir, hub, budget, patcher, imported_early)
+        installed = install_limits(
+            options, run_dir, hub, budget, patcher, imported_early, in_process=in_process
+        )
         recorder = installed.recorder
+        step_cost = installed.step_cost
+        if step_cost is not None:
+            step_cost.describe = lambda exc: (describe(exc), user_traceback(exc))
+        else:
+            result.limits.step_seconds = None
         from quickdev.job.children.following import follow
         from quickdev.job.children.setup import Setup
 
@@ -231,6 +238,13 @@ def _run_with_limits(
         hub.job_start()
         try:
             target.run(installed.rewriter)
+        except BaseException as exc:
+            if step_cost is not None:  # in a step-cost probe, this ends its process
+                step_cost.script_ended(exc)
+            raise
+        else:
+            if step_cost is not None:
+                step_cost.script_ended(None)
         finally:
             signals.cancel_timeout_alarm()
         # Ran to its end, also where budgets ended its loops (result.loops_ended).

@@ -10,7 +10,7 @@ from quickdev import problems
 from quickdev.analysis import analyze_file
 from quickdev.analysis.findings import TRAINING_STEP_KINDS
 from quickdev.limits.recorder import Recorder
-from quickdev.options import RunOptions, resolve_budgets
+from quickdev.options import RunOptions, resolve_budgets, step_cost_bound
 from quickdev.processes import exit_status
 from quickdev.rundir.result import ErrorInfo, JobResult, Limits, Problem
 from quickdev.rundir.verdict import NO_TRAINING, add_problem, decide
@@ -28,6 +28,7 @@ def initial_limits(options: RunOptions) -> Limits:
         loop_steps=budgets.loop_steps,
         eval_forwards=budgets.eval_forwards,
         find_nonfinite=options.find_nonfinite,
+        step_seconds=step_cost_bound(options),
     )
 
 
@@ -46,6 +47,7 @@ def copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.loops_ended = recorder.loops.ended
         result.phases = recorder.phases()
         result.first_nonfinite = recorder.first_nonfinite
+        result.step_cost = recorder.step_costs
 
 
 def settle_verdict(

@@ -45,6 +45,8 @@ class Budget:
         self.train_passes = budgets.train_passes
         self.loop_steps = budgets.loop_steps
         self.eval_forwards = budgets.eval_forwards
+        self.eval_seconds = budgets.eval_seconds
+        self.eval_at_least = budgets.eval_at_least
         self.batches_bound_training = budgets.batches_bound_training
         self.deadline: float | None = None
         # Set by leave_steps_to_trainer(): a trainer that stops at max_steps by itself.
@@ -60,6 +62,8 @@ class Budget:
             loop_steps=self.loop_steps,
             eval_forwards=self.eval_forwards,
             batches_bound_training=self.batches_bound_training,
+            eval_seconds=self.eval_seconds,
+            eval_at_least=self.eval_at_least,
         )
 
     def start(self) -> None:

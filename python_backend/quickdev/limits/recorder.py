@@ -32,6 +32,7 @@ from quickdev.rundir.result import (
     Problem,
 )
 from quickdev.rundir.shapes import EVAL, SETUP, TRAIN, Cut
+from quickdev.rundir.step_cost import StepCost
 from quickdev.rundir.verdict import NONFINITE_LOSS
 
 
@@ -153,6 +154,8 @@ class Recorder:
         # Where the script built its first optimizer ("file:line"): a script that has
         # one and ends without a step trained nothing (rundir/verdict.py).
         self.optimizer_origin: str | None = None
+        # Steps too slow for this CPU at full size, and what was done (limits/step_cost).
+        self.step_costs: list[StepCost] = []
 
     @contextmanager
     def pause(self) -> Iterator[None]:
@@ -287,7 +290,7 @@ class Recorder:
 
     def eval_forward(self) -> None:
         """Before a forward of the model in eval mode or without grad: an evaluation loop
-        that no DataLoader bounds ends after the eval_forwards budget."""
+        that no DataLoader bounds ends after the eval_forwards budget, or its seconds."""
         self._phase_is(EVAL)
         if self._batches_seen != self._batches_at_eval:
             self._batches_at_eval = self._batches_seen
@@ -296,8 +299,13 @@ class Recorder:
         self.eval_forwards += 1
         self._evals_since_step += 1
         limit = self.budget.eval_forwards
-        if limit is not None and (self._evals_in_a_row >= limit or self.loops.busy()):
-            self.loops.evaluation_forward(self._evals_in_a_row, limit)
+        seconds = self.budget.eval_seconds  # timed from each loop's first forward: told each
+        if limit is not None and (
+            self._evals_in_a_row >= limit or self.loops.busy() or seconds is not None
+        ):
+            self.loops.evaluation_forward(
+                self._evals_in_a_row, limit, seconds, self.budget.eval_at_least
+            )
 
     def trained_then_evaluated(self) -> bool:
         """Whether the script trained and what runs now is evaluation or sampling (the

@@ -13,8 +13,11 @@ from typing import Any, Literal
 from quickdev.rundir.jsonio import read_json_object, write_json
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.memory import MemoryForecast
+from quickdev.rundir.step_cost import StepCost
 
 SCHEMA_VERSION = 1
+# The feature the NaN hunt's own failures are reported under (a quickdev_error problem).
+NAN_HUNT = "the NaN hunt"
 
 # How a job ended; decided with its problems by one rule (rundir/verdict.py). "error":
 # Quickdev's own code failed in something the job was asked for; the script's outcome is
@@ -40,6 +43,9 @@ class Limits:
     eval_forwards: int | None = None
     # --find-nonfinite: the job hunted for the first NaN/Inf (``first_nonfinite``).
     find_nonfinite: bool = False
+    # --step-seconds: a DataLoader's full-size step estimated above this computes at a
+    # smaller batch (``step_cost``); None: every step at the script's own batch size.
+    step_seconds: float | None = None
 
 
 @dataclass
@@ -121,6 +127,8 @@ class NonfiniteOrigin:
     inputs: list[TensorStats] = field(default_factory=list)
     output: TensorStats | None = None
     sample: NonfiniteSample | None = None
+    # A backward origin: the values its node kept (sqrt's "result"), by autograd's names.
+    forward: dict[str, TensorStats] = field(default_factory=dict)
 
 
 @dataclass
@@ -323,6 +331,7 @@ class JobResult:
     # What keeps the job from a clean pass (a NaN loss, no training step, an error of
     # Quickdev's own); the status says the first that applies (rundir/verdict.py).
     problems: list[Problem] = field(default_factory=list)
+    step_cost: list[StepCost] = field(default_factory=list)  # steps too slow at full size
     # The job's torch (torch.__version__), and one line when it or the Python is outside
     # the releases quickdev is tested with (quickdev/torch_compat.py).
     torch_version: str = ""
@@ -359,6 +368,7 @@ class JobResult:
         if values.get("first_nonfinite"):
             values["first_nonfinite"] = _origin_from_dict(values["first_nonfinite"])
         values["problems"] = [Problem(**d) for d in values.get("problems") or []]
+        values["step_cost"] = [StepCost(**d) for d in values.get("step_cost") or []]
         return cls(**values)
 
     def write(self, run_dir: Path) -> Path:
@@ -386,6 +396,7 @@ def _origin_from_dict(data: dict[str, Any]) -> NonfiniteOrigin:
         values["output"] = TensorStats(**values["output"])
     if values.get("sample"):
         values["sample"] = NonfiniteSample(**values["sample"])
+    values["forward"] = {k: TensorStats(**d) for k, d in (values.get("forward") or {}).items()}
     return NonfiniteOrigin(**values)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from quickdev.options import DEFAULT_STEP_SECONDS
 from quickdev.rundir.retention import RETENTION, Retention
 
 Mode = Literal["run", "profile", "debug"]
@@ -39,6 +40,8 @@ class JobRequest:
     module: str | None = None  # run as `python -m module`; `script` is then the module's file
     # --memory-forecast DEVICE (forecast/devices.py); None: no forecast.
     memory_forecast: str | None = None
+    # --step-seconds (limits/step_cost); said only where it is not the job's default.
+    step_seconds: float = DEFAULT_STEP_SECONDS
 
 
 def job_command(request: JobRequest, run_id: str) -> list[str]:
@@ -67,6 +70,9 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
         command.append(f"--memory-forecast={request.memory_forecast}")
     if request.find_nonfinite:
         command.append("--find-nonfinite")
+    if request.step_seconds != DEFAULT_STEP_SECONDS and request.mode != "debug":
+        # A debug job keeps the script's batch sizes: the setting is not an ask for one.
+        command += ["--step-seconds", f"{request.step_seconds:g}"]
     if request.mode == "debug":
         command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
     target = ["-m", request.module] if request.module else [str(request.script)]

@@ -146,6 +146,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         nproc=start.nproc,
         find_nonfinite=bool(start.findNonfinite),
         keep_outputs=settings.keep_outputs,
+        step_seconds=settings.step_seconds,
         record_shapes=settings.tensor_shapes,
         retention=Retention(settings.runs_keep, settings.runs_max_size_mb),
         memory_forecast=_memory_forecast(start.memoryForecast, settings),

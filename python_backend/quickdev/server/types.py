@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from quickdev.forecast.devices import DEFAULT_SIZES_GB, DeviceSpecError, parse_devices
-from quickdev.options import DEFAULT_BATCHES
+from quickdev.options import DEFAULT_BATCHES, DEFAULT_STEP_SECONDS
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 from quickdev.rundir.result import ErrorInfo
 from quickdev.rundir.retention import RETENTION
@@ -52,6 +52,16 @@ class Settings:
         metadata=_setting(
             "must be a whole number ≥ 0, got {value!r}; using 0",
             key="batchSize",
+            valid=lambda n: n >= 0,
+        ),
+    )
+    # A DataLoader's full-size step estimated above this many seconds computes at a smaller
+    # batch (limits/step_cost); 0: never. Debug jobs keep the script's sizes.
+    step_seconds: float = field(
+        default=DEFAULT_STEP_SECONDS,
+        metadata=_setting(
+            f"must be seconds ≥ 0, got {{value!r}}; using {DEFAULT_STEP_SECONDS:g}",
+            key="stepSeconds",
             valid=lambda n: n >= 0,
         ),
     )

@@ -35,6 +35,7 @@ from quickdev.limits.loops.marks import (
     stack_ids,
 )
 from quickdev.limits.loops.table import Loop, LoopTables
+from quickdev.limits.work_clock import busy_seconds
 from quickdev.rundir.result import EndedLoop
 from quickdev.rundir.shapes import Cut
 
@@ -50,6 +51,7 @@ class LoopEnder:
         self.marks = Marks()
         self._steps_ended: dict[str, int] = {}  # a step budget's count when it last ended loops
         self._eval_base = 0  # forwards in a row counted when eval_forwards last ended one
+        self._eval_started = 0.0  # when the forwards since then began
         # An evaluation loop -> the frame it last ended in, while that frame runs: dropped
         # at the first refresh after it returned, not to keep the user's objects alive.
         self._eval_ended_in: dict[tuple[str, int], FrameType] = {}
@@ -134,14 +136,28 @@ class LoopEnder:
 
     # --- evaluation forwards ---------------------------------------------------------
 
-    def evaluation_forward(self, in_a_row: int, limit: int) -> None:
+    def evaluation_forward(
+        self, in_a_row: int, limit: int, seconds: float | None = None, at_least: int = 1
+    ) -> None:
         """Before an evaluation forward; ``in_a_row`` counts it. Ends the evaluation loop
-        at ``limit`` forwards since the last one ended; raises where it cannot."""
+        at ``limit`` forwards since the last one ended; raises where it cannot. With
+        ``seconds``, a loop that ran that long (and ``at_least`` forwards) is ended too,
+        where it can be: one that cannot goes on to ``limit``. Seconds of work, as they
+        would pass on this machine unloaded (``busy_seconds``): the same script's loop ends
+        at the same forward on a busy machine as on a quiet one."""
         if in_a_row <= self._eval_base:
             self._eval_base = 0  # a step or a DataLoader batch came between: counting anew
         since = in_a_row - self._eval_base
+        if since == 1:
+            self._eval_started = busy_seconds()
         if in_a_row > EVAL_OVERRUN * limit:
             raise StopJob(EVAL_FORWARDS)
+        if (
+            seconds is not None
+            and since >= at_least
+            and busy_seconds() - self._eval_started > seconds
+        ):
+            limit = min(limit, since)  # its seconds are spent: as if its count were
         self._refresh()
         waiting = self.library.armed is not None or any(
             m.ended.budget == EVAL_FORWARDS for m in self.marks.pending
