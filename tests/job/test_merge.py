@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from quickdev.job.distributed.merge import merge_file_safety, merge_results
 from quickdev.options import RunOptions
-from quickdev.rundir.result import ErrorInfo, FileSafety, JobResult, UnseenChange, YourEdit
+from quickdev.rundir.file_safety import FileSafety, UnseenChange, YourEdit
+from quickdev.rundir.result import ErrorInfo, JobResult
 
 PEER_GONE = ErrorInfo(type="RuntimeError", message="Connection closed by peer", line=9)
 

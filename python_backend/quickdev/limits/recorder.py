@@ -22,9 +22,9 @@ from quickdev.limits.journal.restore import Restored
 from quickdev.limits.loops import LoopEnder, LoopTables
 from quickdev.limits.loops.marks import Place
 from quickdev.limits.user_code import caller_origin, is_user_file
+from quickdev.rundir.file_safety import FileSafety
 from quickdev.rundir.result import (
     DeviceRemaps,
-    FileSafety,
     LoaderStats,
     NonfiniteOrigin,
     Output,

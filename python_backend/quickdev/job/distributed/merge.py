@@ -11,11 +11,11 @@ from typing import Any
 
 from quickdev.job.failure import labelled_error
 from quickdev.options import RunOptions
+from quickdev.rundir.file_safety import FileSafety
 from quickdev.rundir.ids import iso_utc
 from quickdev.rundir.layout import RESULT_FILE, TRACE_GLOB, rank_dir_name
 from quickdev.rundir.result import (
     ErrorInfo,
-    FileSafety,
     JobResult,
     Output,
     ProfileSummary,

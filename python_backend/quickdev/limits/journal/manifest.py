@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from quickdev.limits.journal import unchecked
+from quickdev.rundir.file_safety import UnseenChange
 from quickdev.rundir.jsonio import read_json_object, write_json
-from quickdev.rundir.result import UnseenChange
 
 MAX_FILES = 10_000
 # Once the bound is near, folders are still read (names only, no lstat) to find those

@@ -37,8 +37,9 @@ from quickdev.limits.journal import backup
 from quickdev.limits.journal.claims import Claims
 from quickdev.limits.journal.edits import Edits
 from quickdev.limits.journal.records import Record, append_to
+from quickdev.rundir.file_safety import FileSafety, YourEdit
 from quickdev.rundir.layout import BACKUPS_DIR, JOURNAL_FILE, ORIGINALS_DIR, OUTPUTS_DIR
-from quickdev.rundir.result import FileSafety, Output, YourEdit
+from quickdev.rundir.result import Output
 
 
 @dataclass

@@ -31,7 +31,7 @@ def check(
 ) -> None:
     """Fill ``done.safety``: the start manifest compared with the tree as restored (after a
     kill, ``until_ns``: changes made once the job was dead are not its)."""
-    from quickdev.rundir.result import FileSafety
+    from quickdev.rundir.file_safety import FileSafety
 
     safety = FileSafety(method="journal", why=WHY, check_bound=MAX_FILES)
     safety.your_edits = done.your_edits
