@@ -1,5 +1,6 @@
 """The command line: parsing, then each command's module, which does the work. Before any
-command, the files a killed job left changed are put back (``limits/journal/recover.py``).
+command but ``serve``, the files a killed job left changed are put back
+(``limits/journal/recover.py``); ``run`` restarts first with the file interposer.
 
     quickdev run [options] SCRIPT [-- ARGS...]
     quickdev run [options] -m MODULE [-- ARGS...]
@@ -30,6 +31,7 @@ from quickdev.cli_types import (
     seconds_or_off,
 )
 from quickdev.forecast.devices import add_memory_forecast_option, memory_forecast_alone
+from quickdev.limits.journal.interposer import preload as preload_interposer
 from quickdev.options import (
     DEFAULT_BATCHES,
     DEFAULT_EVAL_FORWARDS,
@@ -338,25 +340,6 @@ def run_options(ns: argparse.Namespace, after_separator: list[str] | None = None
     )
 
 
-def _finish_killed_jobs(runs_dir: Path | None) -> None:
-    """A job killed mid-run left its result at ``running`` and the user's files changed:
-    settle the one and put back the others, in one line each. A failure (a full disk) is
-    one line too: the command goes on, and the next one tries again."""
-    from quickdev.limits.journal.recover import recover
-    from quickdev.rundir.killed import settle_killed
-
-    for root in {DEFAULT_RUNS_DIR.resolve(), (runs_dir or DEFAULT_RUNS_DIR).resolve()}:
-        try:
-            lines = [*settle_killed(root), *recover(root)]
-        except OSError as exc:
-            lines = [
-                f"quickdev: could not finish putting back what a killed run under {root} "
-                f"changed ({exc.strerror or exc}); the next quickdev command tries again"
-            ]
-        for line in lines:
-            print(line, file=sys.stderr)
-
-
 def main(argv: Sequence[str] | None = None, warm: WarmStart | None = None) -> int:
     """``warm``: set in a job forked from a warm process (``quickdev.warm``)."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -364,14 +347,15 @@ def main(argv: Sequence[str] | None = None, warm: WarmStart | None = None) -> in
         own, script_args = _split_script_args(args)
         ns = build_parser().parse_args(memory_forecast_alone(own))
         if ns.command == "run" and not ns.keep_outputs and warm is None:
-            # Every process of the job interposed: this one restarts with it, if it can.
-            from quickdev.limits.journal.interposer import preload
-
-            preload()
+            preload_interposer()  # every process of the job interposed: it restarts with it
         if ns.command != "serve":
             # The server does it itself once the editor is connected, so that the person
             # reads it there (window/showMessage), not in a log nobody opens.
-            _finish_killed_jobs(getattr(ns, "runs_dir", None))
+            from quickdev.limits.journal.recover import finish_killed_runs
+
+            runs_dir = getattr(ns, "runs_dir", None) or DEFAULT_RUNS_DIR
+            for line in finish_killed_runs({DEFAULT_RUNS_DIR.resolve(), runs_dir.resolve()}):
+                print(line, file=sys.stderr)
         if ns.command == "run":
             options = run_options(ns, script_args)
             options.warm = warm

@@ -9,6 +9,7 @@ the language server runs this.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from quickdev.limits.journal import safety
@@ -17,6 +18,7 @@ from quickdev.limits.journal.edits import alive_until
 from quickdev.limits.journal.manifest import Manifest
 from quickdev.limits.journal.records import read_records, writer_alive
 from quickdev.limits.journal.restore import Restored, restore
+from quickdev.rundir.killed import settle_killed
 from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE, MANIFEST_FILE
 from quickdev.rundir.result import read_result
 
@@ -43,6 +45,22 @@ def recover(runs_root: Path) -> list[str]:
             )
         if line is not None:
             lines.append(line)
+    return lines
+
+
+def finish_killed_runs(runs_roots: Iterable[Path]) -> list[str]:
+    """Before a command: a job killed mid-run left its result at ``running`` and the user's
+    files changed; settle the one and put back the others, in one line each. A failure (a
+    full disk) is one line too: the command goes on, and the next one tries again."""
+    lines = []
+    for root in runs_roots:
+        try:
+            lines += [*settle_killed(root), *recover(root)]
+        except OSError as exc:
+            lines.append(
+                f"quickdev: could not finish putting back what a killed run under {root} "
+                f"changed ({exc.strerror or exc}); the next quickdev command tries again"
+            )
     return lines
 
 
