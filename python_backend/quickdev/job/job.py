@@ -71,8 +71,7 @@ def run_from_cli(options: RunOptions) -> int:
         print(outcome.usage_message, file=sys.stderr)
     elif not options.print_json:
         print(summarize(outcome.result), file=sys.stderr)
-    not_written = unwritten.line(outcome.result.run_dir)
-    if not_written:
+    if not_written := unwritten.line(outcome.result.run_dir):
         print(not_written, file=sys.stderr)
     if options.print_json:
         sys.stdout.flush()
@@ -351,10 +350,8 @@ def _record_exit(result: JobResult, exc: SystemExit) -> int:
     result.exit_code = code if isinstance(code, int) else 1
     result.status, result.stop_reason = "failed", "exit"
     result.error = describe(exc)
-    if not isinstance(code, int):
-        result.error.message = str(code)
-    else:
-        result.error.message = f"the script called sys.exit({code})"
+    message = f"the script called sys.exit({code})" if isinstance(code, int) else str(code)
+    result.error.message = message
     return EXIT_FAILED
 
 
@@ -399,6 +396,5 @@ def _log_to(run_dir: Path) -> logging.Handler:
     logger = logging.getLogger("quickdev")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    # The job's log is ours; a script's logging.basicConfig must not print it.
-    logger.propagate = False
+    logger.propagate = False  # the job's log is ours: a script's basicConfig must not print it
     return handler
