@@ -51,16 +51,20 @@ def recover(runs_root: Path) -> list[str]:
 def finish_killed_runs(runs_roots: Iterable[Path]) -> list[str]:
     """Before a command: a job killed mid-run left its result at ``running`` and the user's
     files changed; settle the one and put back the others, in one line each. A failure (a
-    full disk) is one line too: the command goes on, and the next one tries again."""
+    full disk) is one line too: the command goes on, and the next one tries again. The
+    files are put back whether or not the result could be settled."""
     lines = []
     for root in runs_roots:
+        not_settled = None
         try:
-            lines += [*settle_killed(root), *recover(root)]
-        except OSError as exc:
-            lines.append(
-                f"quickdev: could not finish putting back what a killed run under {root} "
-                f"changed ({exc.strerror or exc}); the next quickdev command tries again"
+            lines += settle_killed(root)
+        except OSError as exc:  # a full disk: said by recover's line where it has one
+            not_settled = (
+                f"quickdev: could not record how a killed run under {root} ended "
+                f"({exc.strerror or exc}); the next quickdev command tries again"
             )
+        restored = recover(root)  # never raises for the file system
+        lines += restored or ([not_settled] if not_settled else [])
     return lines
 
 
