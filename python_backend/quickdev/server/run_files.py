@@ -54,6 +54,9 @@ async def recover_at_start(ls: QuickdevServer) -> None:
         try:
             for line in await asyncio.to_thread(settle_killed, runs_dir):
                 log.info("%s", line)  # the Runs view shows the status; the log says why
+        except OSError:  # a full disk: the files are put back all the same
+            log.exception("settling the killed jobs under %s failed", runs_dir)
+        try:
             lines = await asyncio.to_thread(recover, runs_dir)
         except Exception:
             log.exception("restoring the files of killed jobs under %s failed", runs_dir)
