@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from quickdev.limits.journal import interposer
 from quickdev.limits.journal.recover import recover
 
 from tests.support.filesystems import other_file_system
@@ -166,7 +167,7 @@ def test_a_killed_job_with_its_runs_dir_elsewhere_is_put_back_by_the_next_comman
     run_quickdev: Any, tmp_path: Path, other_fs: Path, processes: list[subprocess.Popen[bytes]]
 ) -> None:
     # Through quickdev run, as a person runs it: interposed where the machine can build it,
-    # with a program that is not Python among the writers.
+    # with a program that is not Python among the writers (named where it cannot).
     root = tmp_path / "project"
     make_tree(root)
     (root / "hold.py").write_text(HOLD)
@@ -188,5 +189,15 @@ def test_a_killed_job_with_its_runs_dir_elsewhere_is_put_back_by_the_next_comman
     run = run_quickdev("--runs-dir", str(runs), "noop.py", cwd=root)
     assert run.returncode == 0, run.stderr
     (line,) = [line for line in run.stderr.splitlines() if "put back" in line]
-    assert "killed run" in line and "not put back" not in line, line
-    assert state(root) == before
+    assert "killed run" in line, line
+    if interposer.build().library is not None:
+        assert "not put back" not in line, line
+        assert state(root) == before
+        return
+    # No C compiler: the Python-level journal puts back model.pt; cp's copy and the shell's
+    # append are changes it does not follow, named and left as they are.
+    assert "not put back (no copy was kept): " in line, line
+    assert "copy.pt" in line and "train.log" in line, line
+    after = state(root)
+    assert after["model.pt"] == before["model.pt"]
+    assert after["notes.txt"] == before["notes.txt"]
