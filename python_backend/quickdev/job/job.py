@@ -23,7 +23,7 @@ from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
 from quickdev.job.debug_pauses import paused_s
-from quickdev.job.failure import describe, user_traceback
+from quickdev.job.failure import describe, record_exit, user_traceback
 from quickdev.job.hard_stop import (
     FINISH_LIMIT_S,
     SERVER_GONE_STOP,
@@ -263,7 +263,7 @@ def _run_with_limits(
         result.status, result.stop_reason = "killed", killed.reason
         exit_code = 128 + killed.signum
     except SystemExit as exc:
-        exit_code = _record_exit(result, exc)
+        exit_code = record_exit(result, exc)
         if exit_code == EXIT_PASSED:
             exited_at = describe(exc)
     except KeyboardInterrupt as exc:  # in-process: Ctrl+C in a notebook
@@ -340,22 +340,6 @@ def _note_environment(result: JobResult) -> None:
     result.untested_environment = untested_environment(result.torch_version)
     if result.untested_environment:
         log.warning("%s", result.untested_environment)
-
-
-def _record_exit(result: JobResult, exc: SystemExit) -> int:
-    """``sys.exit(0)``/``sys.exit()`` passes; any other code is a failure with that code."""
-    code = exc.code
-    if code is None or code == 0:
-        result.status, result.stop_reason, result.exit_code = "passed", "completed", 0
-        return EXIT_PASSED
-    result.exit_code = code if isinstance(code, int) else 1
-    result.status, result.stop_reason = "failed", "exit"
-    result.error = describe(exc)
-    if not isinstance(code, int):
-        result.error.message = str(code)
-    else:
-        result.error.message = f"the script called sys.exit({code})"
-    return EXIT_FAILED
 
 
 def _lift_wall_clock(budget: Budget, result: JobResult) -> None:
