@@ -250,6 +250,9 @@ class JobResult:
     limits: Limits = field(default_factory=Limits)
     loaders: list[LoaderStats] = field(default_factory=list)
     optimizer_steps: int = 0
+    # Steps a GradScaler skipped (inf/NaN gradients while it finds its scale): not in
+    # optimizer_steps, as the optimizer did not step.
+    scaler_skipped_steps: int = 0
     # Training steps that took no DataLoader batch: hand-made batches, counted as batches.
     loop_batches: int = 0
     losses: list[float] = field(default_factory=list)
