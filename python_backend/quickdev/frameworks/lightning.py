@@ -70,7 +70,7 @@ def no_gpu_for_lightning(cpu_only: bool) -> Iterator[None]:
         yield
     finally:
         for accelerator, original in swapped:
-            accelerator.is_available = original
+            setattr(accelerator, "is_available", original)
 
 
 class Lightning(Framework):
