@@ -59,7 +59,7 @@ def no_gpu_for_lightning(cpu_only: bool) -> Iterator[None]:
     this machine has: no GPU. The CUDA stand-in's "one device" is for the script's own code;
     Lightning heard it and printed "GPU available: True (cuda), used: False" and advised
     ``Trainer(accelerator='gpu')``, both false on this CPU."""
-    swapped: list[tuple[type, Any]] = []
+    swapped: list[tuple[Any, Any]] = []
     if cpu_only:
         for name in CUDA_ACCELERATOR_MODULES:
             accelerator = getattr(sys.modules.get(name), "CUDAAccelerator", None)
@@ -70,7 +70,7 @@ def no_gpu_for_lightning(cpu_only: bool) -> Iterator[None]:
         yield
     finally:
         for accelerator, original in swapped:
-            setattr(accelerator, "is_available", original)
+            accelerator.is_available = original
 
 
 class Lightning(Framework):
