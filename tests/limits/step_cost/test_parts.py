@@ -158,7 +158,10 @@ def test_the_work_clock_counts_work_not_waiting() -> None:
     started = work_clock.busy_seconds()
     time.sleep(0.3)  # a busy machine's wait: no work of this process
     slept = work_clock.busy_seconds() - started
-    torch.ones(2000, 2000) @ torch.ones(2000, 2000)
+    # Work of 0.5 s of this process's CPU time, however fast the machine's matmul is.
+    cpu_started = time.process_time()
+    while time.process_time() - cpu_started < 0.5:
+        torch.ones(500, 500) @ torch.ones(500, 500)
     assert slept < 0.1 < work_clock.busy_seconds() - started
 
 
