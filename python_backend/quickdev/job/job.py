@@ -23,7 +23,7 @@ from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
 from quickdev.job.debug_pauses import paused_s
-from quickdev.job.failure import describe, user_traceback
+from quickdev.job.failure import describe, record_exit, user_traceback
 from quickdev.job.hard_stop import (
     FINISH_LIMIT_S,
     SERVER_GONE_STOP,
@@ -71,7 +71,8 @@ def run_from_cli(options: RunOptions) -> int:
         print(outcome.usage_message, file=sys.stderr)
     elif not options.print_json:
         print(summarize(outcome.result), file=sys.stderr)
-    if not_written := unwritten.line(outcome.result.run_dir):
+    not_written = unwritten.line(outcome.result.run_dir)
+    if not_written:
         print(not_written, file=sys.stderr)
     if options.print_json:
         sys.stdout.flush()
@@ -262,7 +263,7 @@ def _run_with_limits(
         result.status, result.stop_reason = "killed", killed.reason
         exit_code = 128 + killed.signum
     except SystemExit as exc:
-        exit_code = _record_exit(result, exc)
+        exit_code = record_exit(result, exc)
         if exit_code == EXIT_PASSED:
             exited_at = describe(exc)
     except KeyboardInterrupt as exc:  # in-process: Ctrl+C in a notebook
@@ -341,20 +342,6 @@ def _note_environment(result: JobResult) -> None:
         log.warning("%s", result.untested_environment)
 
 
-def _record_exit(result: JobResult, exc: SystemExit) -> int:
-    """``sys.exit(0)``/``sys.exit()`` passes; any other code is a failure with that code."""
-    code = exc.code
-    if code is None or code == 0:
-        result.status, result.stop_reason, result.exit_code = "passed", "completed", 0
-        return EXIT_PASSED
-    result.exit_code = code if isinstance(code, int) else 1
-    result.status, result.stop_reason = "failed", "exit"
-    result.error = describe(exc)
-    message = f"the script called sys.exit({code})" if isinstance(code, int) else str(code)
-    result.error.message = message
-    return EXIT_FAILED
-
-
 def _lift_wall_clock(budget: Budget, result: JobResult) -> None:
     """A debugger attached: a person stepping through code is not a runaway loop, so the
     wall clock (alarm and hard stop) no longer ends the job; result.json says so."""
@@ -396,5 +383,6 @@ def _log_to(run_dir: Path) -> logging.Handler:
     logger = logging.getLogger("quickdev")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    logger.propagate = False  # the job's log is ours: a script's basicConfig must not print it
+    # The job's log is ours; a script's logging.basicConfig must not print it.
+    logger.propagate = False
     return handler

@@ -36,6 +36,7 @@ def copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
     if recorder is not None:
         result.loaders = recorder.loaders
         result.optimizer_steps = recorder.steps
+        result.scaler_skipped_steps = recorder.scaler_skipped_steps
         result.loop_batches = recorder.loop_steps
         result.limits.train_passes = recorder.budget.train_passes
         result.losses = recorder.losses
@@ -83,6 +84,10 @@ def _no_training(
     """The script ended without a training step although it had something to train: it
     built an optimizer, or its own code holds a training loop or a trainer's fit."""
     if result.optimizer_steps or result.loop_batches or recorder is None:
+        return None
+    if result.scaler_skipped_steps:
+        # Its GradScaler skipped every step so far (inf/NaN gradients at its first scales,
+        # as a float16 run on a GPU begins): the step ran; its update was the scaler's call.
         return None
     built = recorder.optimizer_origin if recorder.optimizer_seen else None
     training_line = None if built or script is None else _training_line(script)
