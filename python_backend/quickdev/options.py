@@ -11,24 +11,26 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quickdev.rundir import option_table
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
+from quickdev.rundir.option_table import (
+    BATCHES,
+    HUNT_STEPS,
+    LOOP_STEPS,
+    MAX_STEPS,
+    TIMEOUT,
+    TRAIN_PASSES,
+    Value,
+)
 from quickdev.rundir.retention import RETENTION, Retention
 
 # "auto", "cpu", "cuda" or "cuda:N"; the command line checks the form.
 Device = str
 
-DEFAULT_BATCHES = 2
-# Budgets every job has unless told otherwise (see ``resolve_budgets``).
-DEFAULT_TRAIN_PASSES = 1
-DEFAULT_EVAL_FORWARDS = 20
-DEFAULT_TIMEOUT_S = 300.0
-# The NaN hunt's step budget (--find-nonfinite): a NaN usually appears after tens or
-# hundreds of steps, far beyond a quick-dev job's two batches.
-DEFAULT_HUNT_STEPS = 500
 # What ``--find-nonfinite`` does, for ``quickdev run --help``, beside the budget it quotes.
 HUNT_HELP = (
     "run until the first NaN/Inf reaches the loss, a gradient or a parameter (default budget "
-    f"{DEFAULT_HUNT_STEPS} steps) and name the operation that made it; under the debugger, "
+    f"{HUNT_STEPS} steps) and name the operation that made it; under the debugger, "
     "stop there"
 )
 
@@ -70,13 +72,9 @@ class RunOptions:
     script: str | None = None  # a path, or None when ``module`` is set
     module: str | None = None
     args: list[str] = field(default_factory=list)
-    batches: int = DEFAULT_BATCHES
-    max_steps: int | None = None
-    # None: the default budget; 0 switches a budget off (see resolve_budgets).
-    timeout_s: float | None = None
-    train_passes: int | None = None
-    loop_steps: int | None = None
-    eval_forwards: int | None = None
+    # The limits given, by their names in the option table (rundir/option_table.py); one
+    # not given takes its default, and 0 switches a budget off (see resolve_budgets).
+    limits: dict[str, Value] = field(default_factory=dict)
     device: Device = "auto"
     runs_dir: Path = DEFAULT_RUNS_DIR
     name: str | None = None
@@ -127,51 +125,49 @@ def options_from_json(text: str) -> RunOptions:
 
 @dataclass(frozen=True)
 class Budgets:
-    """The budgets one job runs under, defaults applied; None means no bound."""
+    """The limits one job runs under, defaults applied, by their names in the option table;
+    None means no bound."""
 
-    max_steps: int | None
-    timeout_s: float | None
-    train_passes: int | None  # passes over a loader that training steps were taken from
-    loop_steps: int | None  # training steps taken from no DataLoader (hand-made batches)
-    eval_forwards: int | None  # eval/no-grad forwards in a row that no DataLoader feeds
+    values: dict[str, Value | None]
     # False in the NaN hunt: a pass that takes training steps runs past --batches, so the
     # step budget (not one epoch of two batches) decides how long the hunt trains.
     batches_bound_training: bool = True
 
 
 def resolve_budgets(options: RunOptions) -> Budgets:
-    """The one place budget defaults are decided.
+    """The one place the limits' defaults are decided: each limit's default in the option
+    table, and the rules beside it.
 
-    ``--no-limits`` keeps only what was asked for explicitly; a debug job gets no default
-    wall clock (a person stepping through code is not a runaway loop). A hand-made batch
-    is a batch, so loops without a DataLoader make ``--batches`` steps unless
-    ``--max-steps`` asks for more.
+    ``--no-limits`` keeps only what was asked for explicitly (and never bounds batches); a
+    debug job gets no default wall clock (a person stepping through code is not a runaway
+    loop). A hand-made batch is a batch, so loops without a DataLoader make ``--batches``
+    steps unless ``--max-steps`` asks for more. The NaN hunt trains for its step budget:
+    epochs are not cut to one pass, and loops without a DataLoader get as many steps.
     """
-
-    def pick(given: float | None, default: float | None) -> float | None:
-        if given is None:
-            return None if options.no_limits else default
-        return given or None
-
+    given = options.limits
     debugging = options.listen is not None or options.wait_for_client
-    timeout = pick(options.timeout_s, None if debugging else DEFAULT_TIMEOUT_S)
     hunting = options.find_nonfinite
-    # The hunt trains for its step budget: epochs are not cut to one pass, and loops
-    # without a DataLoader get as many steps.
-    max_steps = options.max_steps
-    if max_steps is None and hunting:
-        max_steps = _whole(pick(None, DEFAULT_HUNT_STEPS))
-    loop_default = max_steps or options.batches
-    train_passes = pick(options.train_passes, None if hunting else DEFAULT_TRAIN_PASSES)
-    return Budgets(
-        max_steps=max_steps,
-        timeout_s=timeout,
-        train_passes=_whole(train_passes),
-        loop_steps=_whole(pick(options.loop_steps, loop_default)),
-        eval_forwards=_whole(pick(options.eval_forwards, DEFAULT_EVAL_FORWARDS)),
-        batches_bound_training=not hunting,
-    )
+    defaults: dict[str, Value | None] = {limit.name: limit.default for limit in option_table.LIMITS}
+    if debugging:
+        defaults[TIMEOUT] = None
+    if hunting:
+        defaults[MAX_STEPS] = HUNT_STEPS
+        defaults[TRAIN_PASSES] = None
+    values: dict[str, Value | None] = {}
+    for limit in option_table.LIMITS:
+        if limit.name in given:
+            values[limit.name] = given[limit.name] or None  # 0 switches it off
+        elif limit.name == LOOP_STEPS:  # after both in the table
+            values[limit.name] = values[MAX_STEPS] or values[BATCHES]
+        else:
+            values[limit.name] = defaults[limit.name]
+        if options.no_limits and (limit.name not in given or limit.name == BATCHES):
+            values[limit.name] = None
+    return Budgets(values, batches_bound_training=not hunting)
 
 
-def _whole(value: float | None) -> int | None:
-    return None if value is None else int(value)
+def limit_value(options: RunOptions, name: str) -> Value:
+    """The value given for ``name``, else its default in the option table."""
+    value = options.limits.get(name, option_table.BY_NAME[name].default)
+    assert value is not None, f"{name} has no default"
+    return value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from quickdev.limits.budget import Budget
 from quickdev.options import Budgets
+from quickdev.rundir.option_table import EVAL_FORWARDS, LOOP_STEPS, MAX_STEPS, TIMEOUT, TRAIN_PASSES
 
 
 def make_budget(
@@ -13,4 +14,11 @@ def make_budget(
     loop_steps: int | None = None,
     eval_forwards: int | None = None,
 ) -> Budget:
-    return Budget(Budgets(max_steps, timeout_s, train_passes, loop_steps, eval_forwards))
+    values = {
+        MAX_STEPS: max_steps,
+        TIMEOUT: timeout_s,
+        TRAIN_PASSES: train_passes,
+        LOOP_STEPS: loop_steps,
+        EVAL_FORWARDS: eval_forwards,
+    }
+    return Budget(Budgets(values))

@@ -10,24 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from quickdev.job.target import ScriptTarget, Target
-from quickdev.limits import budget
+from quickdev.rundir import option_table
 
 if TYPE_CHECKING:
     from quickdev.analysis import Knob
-    from quickdev.analysis.findings import KnobKind
-
-# Which kind of knob shortens the loop each budget stopped.
-_KNOB_FOR_BUDGET: dict[str, tuple[KnobKind, ...]] = {
-    budget.EVAL_FORWARDS: ("eval_iters",),
-    budget.LOOP_STEPS: ("steps",),
-    budget.MAX_STEPS: ("steps",),
-    budget.TRAIN_PASSES: ("epochs", "steps"),
-    budget.TIMEOUT: ("steps", "epochs", "eval_iters"),
-}
 
 
 def advice_for(reason: str, target: Target, batches: int) -> str | None:
-    kinds = _KNOB_FOR_BUDGET.get(reason)
+    """The script's own knob of the kinds the option table names for the budget ``reason``
+    (which kind of knob shortens the loop it ended), as one line."""
+    limit = option_table.BY_NAME.get(reason)
+    kinds = limit.knobs if limit is not None else ()
     if not kinds or not isinstance(target, ScriptTarget):
         return None
     # Imported only here: a job that passes, fails or ends at a budget with no knob
@@ -44,7 +37,7 @@ def advice_for(reason: str, target: Target, batches: int) -> str | None:
     return None
 
 
-def _small_value(kind: KnobKind, batches: int) -> int:
+def _small_value(kind: str, batches: int) -> int:
     return 1 if kind == "epochs" else batches
 
 

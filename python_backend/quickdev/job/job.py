@@ -39,14 +39,15 @@ from quickdev.job.recorded import copy_recorded, initial_limits
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
 from quickdev.job.terminal_summary import summarize
-from quickdev.limits.budget import NONFINITE, Budget, StopJob
+from quickdev.limits.budget import NONFINITE, TIMEOUT, Budget, StopJob
 from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
-from quickdev.options import RunOptions, resolve_budgets
+from quickdev.options import RunOptions, limit_value, resolve_budgets
 from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, peak_rss_mb
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
+from quickdev.rundir.option_table import BATCHES
 from quickdev.rundir.process import write_process_record
 from quickdev.rundir.result import ErrorInfo, JobResult
 from quickdev.rundir.retention import prune_runs
@@ -228,7 +229,7 @@ def _run_with_limits(
         result.status, result.stop_reason, exit_code = "passed", "completed", EXIT_PASSED
     except StopJob as stop:
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
-        result.stop_advice = advice_for(stop.reason, target, options.batches)
+        result.stop_advice = advice_for(stop.reason, target, _batches(options))
     except NonFiniteFound as found:
         # The hunt's answer is a failure of the script, at the line that made the value.
         result.status, result.stop_reason, exit_code = "failed", NONFINITE, EXIT_FAILED
@@ -279,7 +280,7 @@ def _run_with_limits(
         exit_code = EXIT_FAILED
     if result.status == "passed" and result.loops_ended:
         # The script's own knob that would have made the first loop ended early short.
-        result.stop_advice = advice_for(result.loops_ended[0].budget, target, options.batches)
+        result.stop_advice = advice_for(result.loops_ended[0].budget, target, _batches(options))
     hub.job_end()
     hub.result(result)
     progress.set_stage("done")
@@ -302,6 +303,12 @@ def _record_exit(result: JobResult, exc: SystemExit) -> int:
     return EXIT_FAILED
 
 
+def _batches(options: RunOptions) -> int:
+    """The batches the job's advice suggests for the script's own knob: the --batches given,
+    else its default (also under --no-limits)."""
+    return int(limit_value(options, BATCHES))
+
+
 def _lift_wall_clock(budget: Budget, result: JobResult) -> None:
     """A debugger attached: a person stepping through code is not a runaway loop, so the
     wall clock (alarm and hard stop) no longer ends the job; result.json says so."""
@@ -309,7 +316,7 @@ def _lift_wall_clock(budget: Budget, result: JobResult) -> None:
         return
     budget.lift_deadline()
     signals.cancel_timeout_alarm()
-    result.limits.timeout_s = None
+    result.limits.values[TIMEOUT] = None
     log.info("a debugger attached: the wall-clock budget is lifted")
 
 

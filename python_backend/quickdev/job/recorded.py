@@ -5,20 +5,15 @@ from __future__ import annotations
 
 from quickdev.limits.recorder import Recorder
 from quickdev.options import RunOptions, resolve_budgets
+from quickdev.rundir.option_table import TRAIN_PASSES
 from quickdev.rundir.result import JobResult, Limits
 
 
 def initial_limits(options: RunOptions) -> Limits:
     """The limits result.json reports, before the job knows its device."""
-    budgets = resolve_budgets(options)
     return Limits(
-        batches=None if options.no_limits else options.batches,
-        max_steps=budgets.max_steps,
-        timeout_s=budgets.timeout_s,
+        values=dict(resolve_budgets(options).values),
         device=options.device,
-        train_passes=budgets.train_passes,
-        loop_steps=budgets.loop_steps,
-        eval_forwards=budgets.eval_forwards,
         find_nonfinite=options.find_nonfinite,
     )
 
@@ -28,7 +23,7 @@ def copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.loaders = recorder.loaders
         result.optimizer_steps = recorder.steps
         result.loop_batches = recorder.loop_steps
-        result.limits.train_passes = recorder.budget.train_passes
+        result.limits.values[TRAIN_PASSES] = recorder.budget.train_passes
         result.losses = recorder.losses
         result.outputs = recorder.outputs
         result.file_safety = recorder.file_safety

@@ -17,13 +17,27 @@ from __future__ import annotations
 import time
 
 from quickdev.options import Budgets
+from quickdev.rundir.option_table import (
+    BATCHES,
+    EVAL_FORWARDS,
+    LOOP_STEPS,
+    MAX_STEPS,
+    TIMEOUT,
+    TRAIN_PASSES,
+    Value,
+)
 
-# stop_reason values, one per budget.
-MAX_STEPS = "max_steps"
-TIMEOUT = "timeout"
-TRAIN_PASSES = "train_passes"
-LOOP_STEPS = "loop_steps"
-EVAL_FORWARDS = "eval_forwards"
+# stop_reason values, one per budget: its name in the option table (rundir/option_table.py).
+__all__ = [
+    "EVAL_FORWARDS",
+    "LOOP_STEPS",
+    "MAX_STEPS",
+    "NONFINITE",
+    "TIMEOUT",
+    "TRAIN_PASSES",
+    "Budget",
+    "StopJob",
+]
 # Not a budget: the NaN hunt found the first non-finite value (limits/nonfinite).
 NONFINITE = "nonfinite"
 
@@ -40,11 +54,13 @@ class Budget:
     """The budgets of one job and the checks against them."""
 
     def __init__(self, budgets: Budgets) -> None:
-        self.max_steps = budgets.max_steps
-        self.timeout_s = budgets.timeout_s
-        self.train_passes = budgets.train_passes
-        self.loop_steps = budgets.loop_steps
-        self.eval_forwards = budgets.eval_forwards
+        values = budgets.values
+        self.batches = _whole(values.get(BATCHES))
+        self.max_steps = _whole(values.get(MAX_STEPS))
+        self.timeout_s = _seconds(values.get(TIMEOUT))
+        self.train_passes = _whole(values.get(TRAIN_PASSES))
+        self.loop_steps = _whole(values.get(LOOP_STEPS))
+        self.eval_forwards = _whole(values.get(EVAL_FORWARDS))
         self.batches_bound_training = budgets.batches_bound_training
         self.deadline: float | None = None
         # Set by leave_steps_to_trainer(): a trainer that stops at max_steps by itself.
@@ -53,14 +69,15 @@ class Budget:
     def budgets(self) -> Budgets:
         """The budgets as they are now (a script's own epoch count may have set
         ``train_passes``): what a process the job starts runs under."""
-        return Budgets(
-            max_steps=self.max_steps,
-            timeout_s=self.timeout_s,
-            train_passes=self.train_passes,
-            loop_steps=self.loop_steps,
-            eval_forwards=self.eval_forwards,
-            batches_bound_training=self.batches_bound_training,
-        )
+        values: dict[str, Value | None] = {
+            BATCHES: self.batches,
+            MAX_STEPS: self.max_steps,
+            TIMEOUT: self.timeout_s,
+            TRAIN_PASSES: self.train_passes,
+            LOOP_STEPS: self.loop_steps,
+            EVAL_FORWARDS: self.eval_forwards,
+        }
+        return Budgets(values, batches_bound_training=self.batches_bound_training)
 
     def start(self) -> None:
         if self.timeout_s is not None:
@@ -128,3 +145,11 @@ class Budget:
         """Backstop for jobs off the main thread, where no alarm signal can be used."""
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise StopJob(TIMEOUT)
+
+
+def _whole(value: Value | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _seconds(value: Value | None) -> float | None:
+    return None if value is None else float(value)

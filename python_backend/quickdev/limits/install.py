@@ -74,7 +74,7 @@ def install_limits(
         on_phase = seen.phase_started
     rewriter = job_rewriter.install(patcher, transforms, roots)
     recorder = Recorder(hub, budget, ender, on_phase)
-    batches = None if options.no_limits else options.batches
+    batches = budget.batches
     actual = device.resolve_device(options.device)
     cpu_only = actual == "cpu"
     # Independent of each other: they patch different functions.
