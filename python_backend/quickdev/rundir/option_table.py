@@ -141,7 +141,7 @@ LIMITS: tuple[Limit, ...] = (
         minimum=1,
         default=None,
         default_doc=f"none; {HUNT_STEPS} with `--find-nonfinite`",
-        help="stop after N training steps (status 'stopped')",
+        help="stop after this many training steps",
         doc="optimizer steps of the whole job (see below for closures): the loop taking them "
         "and every loop around it end (gracefully, as Lightning's `max_steps`)",
         counts="steps",
@@ -157,7 +157,7 @@ LIMITS: tuple[Limit, ...] = (
         off=True,
         default=300.0,
         default_doc="300, none when debugging",
-        help="stop after this wall-clock time",
+        help="stop after this many seconds of wall-clock time",
         doc="wall clock: stops the script (not the job's finishing after it: the restore of "
         "your files, the memory forecast); none for a debug job (`--listen`), and lifted when "
         "a debugger attaches (`quickdev attach`)",
