@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 from quickdev.analysis.findings import KnobKind
 from quickdev.cli import UsageError, build_parser, main, run_options
-from quickdev.options import resolve_budgets
+from quickdev.limits.budget import Budget
 from quickdev.rundir import option_table
 from quickdev.rundir.changes import changes
 from quickdev.rundir.option_table import Limit
@@ -84,11 +84,11 @@ def test_a_limit_added_to_the_table_reaches_the_command_line_and_the_budgets(
     ns = build_parser().parse_args(["run", "--test-forwards", "3", "train.py"])
     options = run_options(ns, [])
     assert options.limits["test_forwards"] == 3
-    assert resolve_budgets(options).values["test_forwards"] == 3
+    assert Budget.for_options(options).values["test_forwards"] == 3
     unset = run_options(build_parser().parse_args(["run", "train.py"]), [])
-    assert resolve_budgets(unset).values["test_forwards"] == 5  # its default
+    assert Budget.for_options(unset).values["test_forwards"] == 5  # its default
     off = run_options(build_parser().parse_args(["run", "--test-forwards", "0", "train.py"]), [])
-    assert resolve_budgets(off).values["test_forwards"] is None
+    assert Budget.for_options(off).values["test_forwards"] is None
     with pytest.raises(UsageError, match="--test-forwards: expected a whole number of at least 1"):
         build_parser().parse_args(["run", "--test-forwards", "-1", "train.py"])
     with pytest.raises(SystemExit):

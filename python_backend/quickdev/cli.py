@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
     limits = run.add_argument_group("limits")
     for limit in option_table.LIMITS:
-        # No argparse default: a limit not given takes the default resolve_budgets decides.
+        # No argparse default: a limit not given takes the default Budget.for_options decides.
         limits.add_argument(
             limit.flag,
             dest=limit.name,

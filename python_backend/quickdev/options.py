@@ -14,12 +14,7 @@ from pathlib import Path
 from quickdev.rundir import option_table
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 from quickdev.rundir.option_table import (
-    BATCHES,
     HUNT_STEPS,
-    LOOP_STEPS,
-    MAX_STEPS,
-    TIMEOUT,
-    TRAIN_PASSES,
     Value,
 )
 from quickdev.rundir.retention import RETENTION, Retention
@@ -73,7 +68,7 @@ class RunOptions:
     module: str | None = None
     args: list[str] = field(default_factory=list)
     # The limits given, by their names in the option table (rundir/option_table.py); one
-    # not given takes its default, and 0 switches a budget off (see resolve_budgets).
+    # not given takes its default, and 0 switches a budget off (see Budget.for_options).
     limits: dict[str, Value] = field(default_factory=dict)
     device: Device = "auto"
     runs_dir: Path = DEFAULT_RUNS_DIR
@@ -121,49 +116,6 @@ def options_from_json(text: str) -> RunOptions:
     if data.get("listen") is not None:
         data["listen"] = (str(data["listen"][0]), int(data["listen"][1]))
     return RunOptions(**data)
-
-
-@dataclass(frozen=True)
-class Budgets:
-    """The limits one job runs under, defaults applied, by their names in the option table;
-    None means no bound."""
-
-    values: dict[str, Value | None]
-    # False in the NaN hunt: a pass that takes training steps runs past --batches, so the
-    # step budget (not one epoch of two batches) decides how long the hunt trains.
-    batches_bound_training: bool = True
-
-
-def resolve_budgets(options: RunOptions) -> Budgets:
-    """The one place the limits' defaults are decided: each limit's default in the option
-    table, and the rules beside it.
-
-    ``--no-limits`` keeps only what was asked for explicitly (and never bounds batches); a
-    debug job gets no default wall clock (a person stepping through code is not a runaway
-    loop). A hand-made batch is a batch, so loops without a DataLoader make ``--batches``
-    steps unless ``--max-steps`` asks for more. The NaN hunt trains for its step budget:
-    epochs are not cut to one pass, and loops without a DataLoader get as many steps.
-    """
-    given = options.limits
-    debugging = options.listen is not None or options.wait_for_client
-    hunting = options.find_nonfinite
-    defaults: dict[str, Value | None] = {limit.name: limit.default for limit in option_table.LIMITS}
-    if debugging:
-        defaults[TIMEOUT] = None
-    if hunting:
-        defaults[MAX_STEPS] = HUNT_STEPS
-        defaults[TRAIN_PASSES] = None
-    values: dict[str, Value | None] = {}
-    for limit in option_table.LIMITS:
-        if limit.name in given:
-            values[limit.name] = given[limit.name] or None  # 0 switches it off
-        elif limit.name == LOOP_STEPS:  # after both in the table
-            values[limit.name] = values[MAX_STEPS] or values[BATCHES]
-        else:
-            values[limit.name] = defaults[limit.name]
-        if options.no_limits and (limit.name not in given or limit.name == BATCHES):
-            values[limit.name] = None
-    return Budgets(values, batches_bound_training=not hunting)
 
 
 def limit_value(options: RunOptions, name: str) -> Value:

@@ -64,7 +64,7 @@ def install_limits(
         os.getcwd(),
         *([os.path.dirname(os.path.abspath(options.script))] if options.script else []),
     ]
-    ender, loop_exits = loops.install(budget)
+    budget.loops, loop_exits = loops.install(budget.ends_loops())
     transforms: list[Transform] = [loop_exits] if loop_exits else []
     on_phase = None
     if options.record_shapes:
@@ -73,7 +73,7 @@ def install_limits(
         hub.add(shapes.ShapesWriter(seen, run_dir))
         on_phase = seen.phase_started
     rewriter = job_rewriter.install(patcher, transforms, roots)
-    recorder = Recorder(hub, budget, ender, on_phase)
+    recorder = Recorder(hub, budget, on_phase)
     batches = budget.batches
     actual = device.resolve_device(options.device)
     cpu_only = actual == "cpu"
@@ -111,16 +111,6 @@ def install_limits(
     # job imported before the limits hold the originals under their own names.
     preloaded = options.warm.preloaded if options.warm else ()
     rebound = rebind.install(patcher, rebind.imported_before_limits([*preloaded, *imported_early]))
-    log.info(
-        "limits: batches=%s max_steps=%s timeout_s=%s train_passes=%s loop_steps=%s "
-        "eval_forwards=%s device=%s rebound=%d",
-        batches,
-        budget.max_steps,
-        budget.timeout_s,
-        budget.train_passes,
-        budget.loop_steps,
-        budget.eval_forwards,
-        actual,
-        rebound,
-    )
+    given = " ".join(f"{name}={value}" for name, value in budget.values.items())
+    log.info("limits: %s device=%s rebound=%d", given, actual, rebound)
     return Installed(recorder, actual, rewriter)

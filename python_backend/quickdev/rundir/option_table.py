@@ -47,7 +47,7 @@ class Limit:
     counts: str = ""  # what its value counts, in the stop line: "2 steps without a DataLoader"
     stops: bool = True
     off: bool = False  # 0 switches it off
-    # The default in words where a rule beside the number decides it (``resolve_budgets``);
+    # The default in words where a rule beside the number decides it (``Budget.for_options``);
     # `backticks` mark option names for the docs.
     default_doc: str | None = None
     # The script's own options that bound the same loop (``analysis``'s knob kinds), in the

@@ -23,9 +23,10 @@ from __future__ import annotations
 import sys
 from types import FrameType
 
-from quickdev.limits.budget import EVAL_FORWARDS, MAX_STEPS, TRAIN_PASSES, StopJob
 from quickdev.limits.loops.marks import Marks, Place, places, running_frames, stack_ids
 from quickdev.limits.loops.table import Loop, LoopTables
+from quickdev.limits.stop import StopJob
+from quickdev.rundir.option_table import EVAL_FORWARDS, MAX_STEPS, TRAIN_PASSES
 from quickdev.rundir.result import EndedLoop
 
 # How far past a budget the job lets the script go while the loops it ended are still
@@ -39,7 +40,6 @@ class LoopEnder:
         self.tables = tables
         self.marks = Marks()
         self._steps_ended: dict[str, int] = {}  # a step budget's count when it last ended loops
-        self._eval_base = 0  # forwards in a row counted when eval_forwards last ended one
         # An evaluation loop -> the frame it last ended in, while that frame runs: dropped
         # at the first refresh after it returned, not to keep the user's objects alive.
         self._eval_ended_in: dict[tuple[str, int], FrameType] = {}
@@ -118,35 +118,34 @@ class LoopEnder:
 
     # --- evaluation forwards ---------------------------------------------------------
 
-    def evaluation_forward(self, in_a_row: int, limit: int) -> None:
-        """Before an evaluation forward; ``in_a_row`` counts it. Ends the evaluation loop
-        at ``limit`` forwards since the last one ended; raises where it cannot."""
-        if in_a_row <= self._eval_base:
-            self._eval_base = 0  # a step or a DataLoader batch came between: counting anew
-        since = in_a_row - self._eval_base
+    def evaluation_forward(self, in_a_row: int, since: int, limit: int) -> bool:
+        """Before an evaluation forward; ``in_a_row`` counts it, and ``since`` the forwards
+        since the last evaluation loop ended (the budget counts both). Ends the evaluation
+        loop at ``limit`` forwards since the last one ended, and says so (True); raises where
+        it cannot."""
         if in_a_row > EVAL_OVERRUN * limit:
             raise StopJob(EVAL_FORWARDS)
         self._refresh()
         waiting = any(m.ended.budget == EVAL_FORWARDS for m in self.marks.pending)
         if since < limit and not waiting:
-            return
+            return False
         found = _loops_here(self.tables)
         if not found:
             if since > limit:
                 raise StopJob(EVAL_FORWARDS)  # the forward after the last one allowed
-            return
+            return False
         inner = found[0]
         loop = inner.loops[0]
         if self.marks.find(inner.frame, loop) is not None:
             if since > limit:
                 raise StopJob(EVAL_FORWARDS)  # told to end, and it went on
-            return
+            return False
         if since < limit:
-            return
-        self._eval_base = in_a_row
+            return False
         self._mark(inner, loop, "evaluation", EVAL_FORWARDS, since, "forwards")
         if self._eval_ended_in.get(_eval_key(inner.frame, loop)) is inner.frame:
             self._end_around(found, EVAL_FORWARDS, since)
+        return True
 
     def _end_around(self, found: list[Place], budget: str, count: int) -> None:
         """Also end the loop around the innermost one (in its frame, else further out)."""
