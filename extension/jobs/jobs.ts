@@ -177,6 +177,12 @@ export class Jobs {
           void vscode.commands.executeCommand("quickdev.run.openResult", run);
         }
       });
+    } else if (run.status === "error") {
+      void vscode.window.showWarningMessage(message, "Show Result").then((choice) => {
+        if (choice) {
+          void vscode.commands.executeCommand("quickdev.run.openResult", run);
+        }
+      });
     } else {
       void vscode.window.showInformationMessage(message, "Show Result").then((choice) => {
         if (choice) {

@@ -171,13 +171,14 @@ function changeList(changes: readonly string[]): string {
 /**
  * The page for one run (result.json as written); `nonce` fresh for each page. `changes`: the
  * run summary's lines on what the job changed, worded as in the terminal; `memoryLine`: its memory
- * forecast's one line.
+ * forecast's one line; `verdict`: why the run is not a clean pass, first, as the terminal says it.
  */
 export function resultHtml(
   result: unknown,
   nonce: string,
   changes: readonly string[] = [],
   memoryLine?: string,
+  verdict: readonly string[] = [],
 ): string {
   const data = record(result) ?? {};
   const error = record(data.error);
@@ -203,7 +204,11 @@ export function resultHtml(
       "</p>"
     : "";
   const title = `Run ${text(data.id) ?? ""}`;
+  const why = verdict.length
+    ? `<ul class="verdict">${verdict.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>`
+    : "";
   const body = `<table>${summary}</table>
+${why}
 ${failure}
 ${section("First NaN/Inf", firstNonfinite(data))}
 ${section("What Quickdev changed", changeList(changes))}
@@ -232,6 +237,7 @@ td, th { padding-top: 2px; padding-bottom: 2px; }
 table.grid { border-collapse: collapse; }
 table.grid td, table.grid th { border-bottom: 1px solid var(--vscode-panel-border); padding: 3px 1em 3px 0; }
 .error { color: var(--vscode-errorForeground); white-space: pre-wrap; }
+.verdict { color: var(--vscode-editorWarning-foreground); font-weight: 600; }
 .sparkline { color: var(--vscode-charts-blue); }
 .memory rect.parameters, .legend .parameters { fill: var(--vscode-charts-blue); background: var(--vscode-charts-blue); }
 .memory rect.gradients, .legend .gradients { fill: var(--vscode-charts-purple); background: var(--vscode-charts-purple); }

@@ -37,6 +37,7 @@ export class ResultPanels implements vscode.Disposable {
       randomBytes(16).toString("base64"),
       answer.run.changes,
       answer.run.memoryForecast,
+      answer.run.verdict,
     );
     shown.panel.reveal();
   }

@@ -77,6 +77,10 @@ export function endMessage(run: RunSummary): string {
     const where = run.error.file ? ` at ${path.basename(run.error.file)}:${run.error.line ?? "?"}` : "";
     return `Quickdev: ${name} failed${where}: ${run.error.message}`;
   }
+  // Quickdev's own error: what failed, then what the script itself did (the verdict's lines).
+  if (run.status === "error" && run.verdict.length > 0) {
+    return `Quickdev: ${name} ${run.status}: ${run.verdict.join("; ")}`;
+  }
   // What the run changed (one epoch, device, files kept, the budget that stopped it), as the
   // terminal summary says it.
   const changes = (run.changes ?? []).join("; ");

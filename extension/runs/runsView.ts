@@ -14,6 +14,7 @@ const ICONS: Record<RunStatus, [string, string?]> = {
   failed: ["error", "testing.iconFailed"],
   stopped: ["debug-stop", "testing.iconPassed"],
   killed: ["circle-slash", "testing.iconErrored"],
+  error: ["warning", "testing.iconErrored"],
   cancelled: ["circle-slash"],
 };
 

@@ -3,7 +3,7 @@
 import { LIMIT_ARGUMENTS, type LimitArguments } from "../common/optionTable";
 import type { QuickdevSettings } from "../common/settingsResolve";
 
-export type RunStatus = "queued" | "running" | "passed" | "failed" | "stopped" | "killed" | "cancelled";
+export type RunStatus = "queued" | "running" | "passed" | "failed" | "stopped" | "killed" | "cancelled" | "error";
 
 export type JobMode = "run" | "profile" | "debug";
 
@@ -41,6 +41,8 @@ export interface RunSummary {
   losses: (number | null)[];
   /** What the run did that a plain `python` run would not (one epoch, device, outputs kept, the budget that stopped it): one line each, as the terminal summary words them; empty until it ends. */
   changes: string[];
+  /** Why a finished run is not a clean pass (a NaN loss, no training step, an error of Quickdev's own), the deciding one first, as the terminal summary words them; empty for a clean pass or before the end. */
+  verdict: string[];
   /** A job run as `python -m`: the module (`script` is then its file, or its name for a run on disk). */
   module?: string;
   error?: RunError;
@@ -290,6 +292,7 @@ export const PROTOCOL_FIELDS = {
     batches: "required",
     losses: "required",
     changes: "required",
+    verdict: "required",
     module: "optional",
     error: "optional",
     stage: "optional",
@@ -309,7 +312,14 @@ export function isError<T>(answer: Answer<T>): answer is { error: string } {
   return typeof answer === "object" && answer !== null && typeof (answer as { error?: unknown }).error === "string";
 }
 
-const FINISHED: ReadonlySet<RunStatus> = new Set<RunStatus>(["passed", "failed", "stopped", "killed", "cancelled"]);
+const FINISHED: ReadonlySet<RunStatus> = new Set<RunStatus>([
+  "passed",
+  "failed",
+  "stopped",
+  "killed",
+  "cancelled",
+  "error",
+]);
 
 export function isFinished(status: RunStatus): boolean {
   return FINISHED.has(status);

@@ -8,7 +8,8 @@ command, the files a killed job left changed are put back (``limits/journal/reco
     quickdev tensorboard --logdir DIR
     quickdev runs prune [--runs-dir DIR] [--keep N] [--max-size-mb MB]
 
-Exit status: 0 passed or stopped at a budget, 1 the user's code failed, 2 usage error.
+Exit status: 0 passed or stopped at a budget, 1 the user's code failed (or its loss became
+NaN/Inf, or it trained nothing: rundir/verdict.py), 2 usage error, 3 Quickdev's own error.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ script ended, so an observer can put what it measured into the result. The limit
 the others from the user's unmodified code: a batch fetched
 from a DataLoader, a training step (an optimizer step, or a training-mode forward
 of the top module where there is no optimizer), a loss that ``.backward()`` was
-called on. Observers must be cheap and must never raise into the user's code.
+called on. Observers must be cheap and must never raise into the user's code: one
+that fails is Quickdev's error, which the job's verdict says (``feature`` names it).
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+from quickdev import problems
 from quickdev.rundir.result import JobResult
 
 log = logging.getLogger(__name__)
 
 
 class JobObserver(Protocol):
+    # What the observer does, in words a person reads when it fails ("the profiler").
+    feature: str
+
     def on_setup(self) -> None: ...
     def on_job_start(self) -> None: ...
     def on_batch(self, origin: str, wait_s: float) -> None: ...
@@ -31,7 +36,15 @@ class JobObserver(Protocol):
 
 
 class BaseObserver:
-    """Does nothing; subclass and override what you need."""
+    """Does nothing; subclass and override what you need, and name what it does:
+    ``class Profiler(BaseObserver, feature="the profiler")``."""
+
+    feature = "a job observer"
+
+    def __init_subclass__(cls, feature: str | None = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if feature is not None:
+            cls.feature = feature
 
     def on_setup(self) -> None:
         pass
@@ -96,5 +109,8 @@ class EventHub:
     def _safely(fn: object, *args: object) -> None:
         try:
             fn(*args)  # type: ignore[operator]
-        except Exception:
-            log.exception("job observer failed")
+        except Exception as exc:
+            observer = getattr(fn, "__self__", None)
+            feature = getattr(observer, "feature", None) or "a job observer"
+            log.exception("job observer failed: %s", feature)
+            problems.own_error(feature, exc)

@@ -12,6 +12,18 @@ from pathlib import Path
 EXIT_PASSED = 0  # the job passed, or stopped at a budget
 EXIT_FAILED = 1  # the user's code failed
 EXIT_USAGE = 2  # a bad option or a missing script: one line on stderr
+EXIT_QUICKDEV_ERROR = 3  # Quickdev's own code failed in something the job was asked for
+
+
+def exit_status(status: str, script_code: int) -> int:
+    """The exit status of a job whose verdict is ``status`` (rundir/verdict.py);
+    ``script_code``: the one the script's own outcome gave (a failure keeps its code)."""
+    if status == "error":
+        return EXIT_QUICKDEV_ERROR
+    if status == "failed" and script_code == EXIT_PASSED:
+        return EXIT_FAILED
+    return script_code
+
 
 # Where this package is installed: the job puts its parent on the path, and tells the
 # user's frames from ours by it.

@@ -21,14 +21,14 @@ def test_lightning_module_steps_entry_and_knobs() -> None:
     assert result.main_entry is not None
     assert result.main_entry.kind == "main_guard"
     assert result.main_entry.line == line_of(path, 'if __name__ == "__main__":')
-    assert result.uses_lightning_trainer
+    assert result.framework_label == "lightning"
     assert result.script_kind == "lightning"
 
     steps = {s.qualname: s for s in result.steps}
     # LitClassifier derives from LightningModule through a local base class.
-    assert steps["LitClassifier.training_step"].kind == "lightning_step"
-    assert steps["LitClassifier.validation_step"].kind == "lightning_step"
-    assert steps["LitClassifier.test_step"].kind == "lightning_step"
+    assert steps["LitClassifier.training_step"].kind == "framework_step"
+    assert steps["LitClassifier.validation_step"].kind == "framework_step"
+    assert steps["LitClassifier.test_step"].kind == "framework_step"
     assert steps["LitClassifier.forward"].kind == "forward"
     assert steps["Backbone.forward"].kind == "forward"
     assert steps["RandomImages.__getitem__"].kind == "getitem"
@@ -60,7 +60,7 @@ def test_plain_loop_without_main_guard() -> None:
     # A step that loops stops in its loop, once per batch, not once per call.
     (step,) = [s for s in result.steps if s.qualname == "train_one_epoch"]
     assert step.body_line == line_of(path, "opt.zero_grad()")
-    assert not result.uses_lightning_trainer
+    assert result.framework_label is None
     assert result.knobs == ()
 
 
@@ -148,7 +148,7 @@ def test_trainer_fit_at_top_level_is_an_entry() -> None:
 def test_fit_on_something_that_is_not_a_trainer_is_not_an_entry() -> None:
     result = analyze_text("from sklearn.svm import SVC\nmodel = SVC()\nmodel.fit(X, y)\n")
     assert result.entry_points == ()
-    assert not result.uses_lightning_trainer
+    assert result.framework_label is None
 
 
 def test_a_top_level_loop_is_an_entry_only_in_torch_code() -> None:
@@ -172,7 +172,7 @@ def test_import_alias_of_lightning_module() -> None:
     )
     (step,) = analyze_text(source).steps
     assert (step.kind, step.qualname, step.line, step.body_line) == (
-        "lightning_step",
+        "framework_step",
         "M.training_step",
         2,
         3,
@@ -254,4 +254,4 @@ def test_framework_entry_scripts(source: str, lightning: bool) -> None:
     assert result.main_entry is not None
     assert result.main_entry.kind == "trainer_fit"
     assert result.main_entry.line == source.count("\n") - 1
-    assert result.uses_lightning_trainer is lightning
+    assert (result.framework_label == "lightning") is lightning

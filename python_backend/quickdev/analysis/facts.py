@@ -13,13 +13,11 @@ from dataclasses import dataclass, replace
 
 from quickdev.analysis.findings import Knob
 from quickdev.analysis.knobs import knob_from_assign, knob_from_call
+from quickdev.frameworks import lens_facts, scan_label_of
 
-TRAINER_METHODS = frozenset({"fit", "validate", "test"})
-# Hugging Face's Trainer.train(): an entry point, not a Lightning script.
-OTHER_TRAINER_METHODS = frozenset({"train"})
-# Constructing these runs the whole job (LightningCLI fits by default).
-ENTRY_CONSTRUCTORS = frozenset({"LightningCLI"})
-TORCH_PACKAGES = frozenset({"torch", "lightning", "pytorch_lightning"})
+# What the frameworks' trainers look like in a script (quickdev.frameworks).
+_LENS = lens_facts()
+TORCH_PACKAGES = frozenset({"torch", *_LENS.script_packages})
 
 _Rel = Callable[[int], int]  # turns a parsed line number into one relative to the statement
 # ``try`` statements: ast.TryStar (``except*``) exists from Python 3.11; 3.10 has only ast.Try.
@@ -60,7 +58,9 @@ class FitCall:
     line: int
     receiver: str | None  # the variable ``.fit`` is called on; None for ``Trainer(...).fit``
     top_level: bool  # outside any function: the script does its work right there
-    lightning: bool = True  # a Lightning Trainer's fit/validate/test, or LightningCLI
+    # How the workspace scan labels a script this call runs ("lightning"), if its framework
+    # labels it.
+    label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class StatementFacts:
     main_call: int | None = None
     top_level_loop: int | None = None
     training_loop: TrainingLoop | None = None  # a top-level loop that trains
-    imports_torch: bool = False  # torch, lightning or pytorch_lightning
+    imports_torch: bool = False  # torch, or a framework's package (TORCH_PACKAGES)
     trainer_names: tuple[str, ...] = ()
     fit_calls: tuple[FitCall, ...] = ()
     knobs: tuple[Knob, ...] = ()
@@ -243,21 +243,21 @@ def _last_name(expr: ast.expr) -> str | None:
 
 
 def _is_trainer_call(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Call) and _last_name(expr.func) == "Trainer"
+    return isinstance(expr, ast.Call) and _last_name(expr.func) in _LENS.trainer_classes
 
 
 def _fit_call(node: ast.Call, rel: _Rel, top_level: bool) -> FitCall | None:
     func = node.func
-    if _last_name(func) in ENTRY_CONSTRUCTORS:
-        return FitCall(rel(node.lineno), None, top_level)
-    methods = TRAINER_METHODS | OTHER_TRAINER_METHODS
-    if not isinstance(func, ast.Attribute) or func.attr not in methods:
+    constructor = _last_name(func)
+    if constructor in _LENS.entry_constructors:
+        return FitCall(rel(node.lineno), None, top_level, scan_label_of(constructor))
+    if not isinstance(func, ast.Attribute) or func.attr not in _LENS.entry_methods:
         return None
-    lightning = func.attr in TRAINER_METHODS
+    label = scan_label_of(func.attr)
     if _is_trainer_call(func.value):
-        return FitCall(rel(node.lineno), None, top_level, lightning)
+        return FitCall(rel(node.lineno), None, top_level, label)
     if isinstance(func.value, ast.Name):
-        return FitCall(rel(node.lineno), func.value.id, top_level, lightning)
+        return FitCall(rel(node.lineno), func.value.id, top_level, label)
     return None
 
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 EntryKind = Literal["main_guard", "trainer_fit", "main_call", "top_level_loop"]
-StepKind = Literal["lightning_step", "loop_step", "train_loop", "forward", "getitem"]
+StepKind = Literal["framework_step", "loop_step", "train_loop", "forward", "getitem"]
 # The kinds that are a training step: the others (a model's forward, a dataset's item) are
 # calls worth stopping in, but not "the step".
-TRAINING_STEP_KINDS: frozenset[StepKind] = frozenset({"lightning_step", "loop_step", "train_loop"})
+TRAINING_STEP_KINDS: frozenset[StepKind] = frozenset({"framework_step", "loop_step", "train_loop"})
 KnobKind = Literal["epochs", "steps", "eval_iters", "workers", "batch_size", "dry_run"]
 
 
@@ -53,7 +53,8 @@ class Analysis:
     entry_points: tuple[EntryPoint, ...] = ()
     steps: tuple[Step, ...] = ()
     knobs: tuple[Knob, ...] = ()
-    uses_lightning_trainer: bool = False
+    # How the scan labels a script whose framework's trainer runs it ("lightning").
+    framework_label: str | None = None
     # False when the newest text did not parse; the rest is then the last good result.
     parsed: bool = True
     syntax_error: str | None = field(default=None, compare=False)
@@ -68,8 +69,9 @@ class Analysis:
 
     @property
     def script_kind(self) -> str | None:
-        """How the workspace scan labels the file: ``lightning`` or the main entry's kind."""
+        """How the workspace scan labels the file: its framework's label (``lightning``) or
+        the main entry's kind."""
         entry = self.main_entry
         if entry is None:
             return None
-        return "lightning" if self.uses_lightning_trainer else entry.kind
+        return self.framework_label or entry.kind

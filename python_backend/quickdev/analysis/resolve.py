@@ -1,8 +1,9 @@
 """Combine the facts of a file's statements into its analysis.
 
-This is the only step that looks across statements: which classes are LightningModules,
-``nn.Module``s or Datasets (directly, through an import alias, or through another class
-in the same file), and which ``.fit`` calls are on a Lightning ``Trainer``.
+This is the only step that looks across statements: which classes are a framework's
+modules (LightningModules), ``nn.Module``s or Datasets (directly, through an import
+alias, or through another class in the same file), and which ``.fit`` calls are on a
+framework's trainer (``quickdev.frameworks``).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from dataclasses import replace
 
 from quickdev.analysis.facts import ClassFact, FitCall, FunctionFact, StatementFacts
 from quickdev.analysis.findings import Analysis, EntryPoint, Knob, Step, StepKind
+from quickdev.frameworks import lens_facts
 
-LIGHTNING_BASES = frozenset({"LightningModule"})
-MODULE_BASES = frozenset({"Module", "LightningModule"})
+_LENS = lens_facts()
+FRAMEWORK_BASES = _LENS.module_bases
+MODULE_BASES = frozenset({"Module", *FRAMEWORK_BASES})
 DATASET_BASES = frozenset({"Dataset", "IterableDataset", "TensorDataset"})
-LIGHTNING_STEPS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
+FRAMEWORK_STEPS = _LENS.step_methods
 # train_step, val_step, evaluate_step, train_one_epoch, test_batch, ...
 LOOP_STEP = re.compile(
     r"^(train|training|val|valid|validation|eval|evaluate|test)(_one)?_(step|epoch|batch)$"
@@ -93,7 +96,7 @@ def resolve(statements: Iterable[Located]) -> Analysis:
         entry_points=tuple(sorted(entries, key=lambda e: e.line)),
         steps=tuple(sorted(steps, key=lambda s: s.line)),
         knobs=tuple(sorted(knobs, key=lambda k: k.line)),
-        uses_lightning_trainer=any(fit.lightning for _, fit in fits),
+        framework_label=next((fit.label for _, fit in fits if fit.label), None),
     )
 
 
@@ -105,10 +108,10 @@ _RelativeStep = tuple[StepKind, str, int, int]
 # class an edit did not touch (facts are kept between edits), so computed once for it.
 @functools.lru_cache(maxsize=4096)
 def _class_steps(cls: ClassFact, hierarchy: Hierarchy) -> tuple[_RelativeStep, ...]:
-    lightning, modules, datasets = hierarchy
+    framework_modules, modules, datasets = hierarchy
     steps = []
     for m in cls.methods:
-        kind = _method_kind(m, cls.name, lightning, modules, datasets)
+        kind = _method_kind(m, cls.name, framework_modules, modules, datasets)
         if kind is not None:
             step = _step(kind, f"{cls.name}.{m.name}", 0, m)
             steps.append((kind, step.qualname, step.line, step.body_line))
@@ -118,7 +121,7 @@ def _class_steps(cls: ClassFact, hierarchy: Hierarchy) -> tuple[_RelativeStep, .
 def _step(kind: StepKind, qualname: str, start: int, f: FunctionFact) -> Step:
     """A function's step: the breakpoint in its training loop's body when it has one (each
     step, not each call), else on its first statement."""
-    body = f.training_body if f.training_body is not None and kind != "lightning_step" else None
+    body = f.training_body if f.training_body is not None and kind != "framework_step" else None
     return Step(kind, qualname, start + f.line, start + (f.body_line if body is None else body))
 
 
@@ -126,14 +129,14 @@ def _step(kind: StepKind, qualname: str, start: int, f: FunctionFact) -> Step:
 def _hierarchy(
     aliases: tuple[tuple[str, str], ...], classes: tuple[tuple[str, tuple[str, ...]], ...]
 ) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """(LightningModules, nn.Modules, Datasets) among the file's classes; the same between
-    most edits, hence cached."""
+    """(a framework's modules, nn.Modules, Datasets) among the file's classes; the same
+    between most edits, hence cached."""
     alias = dict(aliases)
     bases_of = {name: {alias.get(b, b) for b in bases} for name, bases in classes}
-    lightning = _descendants(bases_of, LIGHTNING_BASES)
-    modules = _descendants(bases_of, MODULE_BASES) | lightning
+    framework_modules = _descendants(bases_of, FRAMEWORK_BASES)
+    modules = _descendants(bases_of, MODULE_BASES) | framework_modules
     datasets = _descendants(bases_of, DATASET_BASES)
-    return frozenset(lightning), frozenset(modules), frozenset(datasets)
+    return frozenset(framework_modules), frozenset(modules), frozenset(datasets)
 
 
 def _descendants(bases_of: dict[str, set[str]], roots: frozenset[str]) -> set[str]:
@@ -152,18 +155,18 @@ def _descendants(bases_of: dict[str, set[str]], roots: frozenset[str]) -> set[st
 def _method_kind(
     method: FunctionFact,
     cls: str,
-    lightning: frozenset[str],
+    framework_modules: frozenset[str],
     modules: frozenset[str],
     datasets: frozenset[str],
 ) -> StepKind | None:
     name = method.name
-    if cls in lightning and name in LIGHTNING_STEPS:
-        return "lightning_step"
+    if cls in framework_modules and name in FRAMEWORK_STEPS:
+        return "framework_step"
     if cls in modules and name == "forward":
         return "forward"
     if cls in datasets and name in ("__getitem__", "__iter__"):
         return "getitem"
-    if LOOP_STEP.match(name) or (cls not in lightning and name in LIGHTNING_STEPS):
+    if LOOP_STEP.match(name) or (cls not in framework_modules and name in FRAMEWORK_STEPS):
         return "loop_step"
     if method.training_body is not None:
         return "train_loop"  # a trainer class's own fit()/train() loop

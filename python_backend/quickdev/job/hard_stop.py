@@ -26,11 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from quickdev import problems
 from quickdev.job import signals
-from quickdev.job.recorded import copy_recorded
+from quickdev.job.recorded import copy_recorded, settle_verdict
 from quickdev.limits.recorder import Recorder
 from quickdev.processes import EXIT_PASSED, peak_rss_mb
-from quickdev.rundir.result import ErrorInfo, JobResult
+from quickdev.rundir.result import JobResult, Problem
+from quickdev.rundir.verdict import QUICKDEV_ERROR
 
 if TYPE_CHECKING:
     from quickdev.job.children.following import FollowedChildren
@@ -106,7 +108,8 @@ def hard_stop(
     copy_recorded(result, recorder)
     if followed is not None:
         followed.merge(result)
-    end_process(run_dir, result, started, f"{stop.message}, so", print_json, stop.exit_code)
+    exit_code = settle_verdict(result, recorder, stop.exit_code, main=False)
+    end_process(run_dir, result, started, f"{stop.message}, so", print_json, exit_code)
 
 
 def finish_too_long(
@@ -144,5 +147,11 @@ def end_limits(result: JobResult, recorder: Recorder | None) -> None:
         print(note, file=sys.stderr, flush=True)
     if recorder.problems:
         log.error("file journal: %s", "; ".join(recorder.problems))
-        if result.error is None:
-            result.error = ErrorInfo(type="JournalError", message=recorder.problems[0])
+        more = f" (and {len(recorder.problems) - 1} more)" if len(recorder.problems) > 1 else ""
+        problems.report(
+            Problem(
+                kind=QUICKDEV_ERROR,
+                feature="the file journal",
+                message=f"the file journal failed: {recorder.problems[0]}{more}",
+            )
+        )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quickdev import problems
 from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
@@ -35,7 +36,7 @@ from quickdev.job.hard_stop import (
 )
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
-from quickdev.job.recorded import copy_recorded
+from quickdev.job.recorded import copy_recorded, settle_verdict
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
 from quickdev.job.terminal_summary import summarize
@@ -174,12 +175,14 @@ def _run_with_limits(
 ) -> int:
     """Everything after the run directory exists; returns the exit code."""
     started = time.perf_counter()
+    problems.take()  # an earlier in-process job's are its own
     hub = EventHub()
     progress = ProgressWriter(run_dir)
     patcher.on_undo(progress.stop)
     recorder: Recorder | None = None
     followed: FollowedChildren | None = None
     exit_code = EXIT_FAILED
+    exited_at: ErrorInfo | None = None  # where the script called sys.exit(0)
     ending = Ending()
     cancel_hard_stop: Callable[[], None] = lambda: None  # noqa: E731
     try:
@@ -244,6 +247,8 @@ def _run_with_limits(
         exit_code = 128 + killed.signum
     except SystemExit as exc:
         exit_code = _record_exit(result, exc)
+        if exit_code == EXIT_PASSED:
+            exited_at = describe(exc)
     except KeyboardInterrupt as exc:  # in-process: Ctrl+C in a notebook
         result.status, result.stop_reason = "killed", "KeyboardInterrupt"
         result.error = describe(exc)
@@ -285,6 +290,9 @@ def _run_with_limits(
         result.stop_advice = advice_for(result.loops_ended[0].budget, target, _batches(options))
     hub.job_end()
     hub.result(result)
+    exit_code = settle_verdict(
+        result, recorder, exit_code, main=True, script=target.source(), exited_at=exited_at
+    )
     progress.set_stage("done")
     return exit_code
 

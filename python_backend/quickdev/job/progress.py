@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 _MIN_INTERVAL_S = 0.2
 
 
-class ProgressWriter(BaseObserver):
+class ProgressWriter(BaseObserver, feature="the progress report"):
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / PROGRESS_FILE
         self.stage = "starting"

@@ -1,11 +1,19 @@
 """What result.json reports of what the recorder counted and the loops the budget ended:
-one place for the job and for the processes the script starts (``quickdev.job.children``).
-The limits themselves are the budget's values (``Budget.result_limits``)."""
+one place for the job and for the processes the script starts (``quickdev.job.children``);
+and the problems the verdict reads (rundir/verdict.py). The limits themselves are the
+budget's values (``Budget.result_limits``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from quickdev import problems
+from quickdev.analysis import analyze_file
+from quickdev.analysis.findings import TRAINING_STEP_KINDS
 from quickdev.limits.recorder import Recorder
-from quickdev.rundir.result import JobResult
+from quickdev.processes import exit_status
+from quickdev.rundir.result import ErrorInfo, JobResult, Problem
+from quickdev.rundir.verdict import NO_TRAINING, add_problem, decide
 
 
 def copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
@@ -22,3 +30,70 @@ def copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.loops_ended = recorder.budget.loops.ended
         result.phases = recorder.phases()
         result.first_nonfinite = recorder.first_nonfinite
+
+
+def settle_verdict(
+    result: JobResult,
+    recorder: Recorder | None,
+    exit_code: int,
+    *,
+    main: bool,
+    script: Path | None = None,
+    exited_at: ErrorInfo | None = None,
+) -> int:
+    """Add the problems this process reported, and a missing training step, to
+    ``result``; decide its status; return the exit code that goes with it.
+
+    ``main``: the job's own process (a process the script started may well train
+    nothing: its parent's result says whether the job trained); ``script``: the file
+    whose training code counts, where there is one; ``exited_at``: where the script
+    called ``sys.exit(0)``.
+    """
+    for problem in problems.take():
+        add_problem(result.problems, problem)
+    if main and result.status == "passed":
+        untrained = _no_training(result, recorder, script, exited_at)
+        if untrained is not None:
+            add_problem(result.problems, untrained)
+    decide(result)
+    return exit_status(result.status, exit_code)
+
+
+def _no_training(
+    result: JobResult, recorder: Recorder | None, script: Path | None, exited_at: ErrorInfo | None
+) -> Problem | None:
+    """The script ended without a training step although it had something to train: it
+    built an optimizer, or its own code holds a training loop or a trainer's fit."""
+    if result.optimizer_steps or result.loop_batches or recorder is None:
+        return None
+    built = recorder.optimizer_origin if recorder.optimizer_seen else None
+    training_line = None if built or script is None else _training_line(script)
+    if built is None and training_line is None:
+        return None  # nothing to train: an evaluation or data script
+    if exited_at is not None and exited_at.file:
+        how = "the script called sys.exit(0) before its first training step"
+        return Problem(kind=NO_TRAINING, message=how, file=exited_at.file, line=exited_at.line)
+    if built is not None:
+        file, _, line = built.rpartition(":")
+        return Problem(
+            kind=NO_TRAINING,
+            message="the script built an optimizer and ended without a training step",
+            file=file or None,
+            line=int(line) if line.isdigit() else None,
+        )
+    return Problem(
+        kind=NO_TRAINING,
+        message="the script has a training step and ended without running it",
+        file=str(script),
+        line=training_line,
+    )
+
+
+def _training_line(script: Path) -> int | None:
+    """The 1-based line of the script's first training step or trainer fit, if it has one."""
+    analysis = analyze_file(script)
+    if analysis is None:
+        return None
+    lines = [s.line for s in analysis.steps if s.kind in TRAINING_STEP_KINDS]
+    lines += [e.line for e in analysis.entry_points if e.kind == "trainer_fit"]
+    return min(lines) + 1 if lines else None

@@ -16,7 +16,7 @@ _FLUSH_AFTER_S = 5.0
 EVENT_FILE_SUFFIX = ".runner"
 
 
-class ScalarWriter(BaseObserver):
+class ScalarWriter(BaseObserver, feature="the TensorBoard scalars"):
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self._pending: list[tuple[str, float, int, float]] = []

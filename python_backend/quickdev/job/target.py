@@ -40,6 +40,10 @@ class Target:
     def argv(self) -> list[str]:
         return []
 
+    def source(self) -> Path | None:
+        """The file of the user's code the job runs first, where there is one."""
+        return None
+
     def run(self, rewriter: Rewriter | None = None) -> None:
         raise NotImplementedError
 
@@ -72,6 +76,9 @@ class ScriptTarget(Target):
 
     def argv(self) -> list[str]:
         return [self.script, *self.args]
+
+    def source(self) -> Path | None:
+        return self.path
 
     def run(self, rewriter: Rewriter | None = None) -> None:
         sys.argv = self.argv()
@@ -121,6 +128,14 @@ class ModuleTarget(Target):
 
     def argv(self) -> list[str]:
         return [self._origin or self.module, *self.args]
+
+    def source(self) -> Path | None:
+        if not self._origin or not os.path.isfile(self._origin):
+            return None
+        origin = Path(self._origin)
+        # A package runs its __main__.py.
+        main = origin.with_name("__main__.py")
+        return main if origin.name == "__init__.py" and main.is_file() else origin
 
     def run(self, rewriter: Rewriter | None = None) -> None:
         sys.argv = [self.module, *self.args]

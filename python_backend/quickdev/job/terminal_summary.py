@@ -7,6 +7,8 @@ import os
 from quickdev.rundir.changes import changes
 from quickdev.rundir.memory import format_size
 from quickdev.rundir.result import JobResult, LoaderStats
+from quickdev.rundir.verdict import headline as verdict_lines
+from quickdev.rundir.verdict import made_by_problems
 
 
 def _short(path: str) -> str:
@@ -64,6 +66,8 @@ def _memory_forecast(result: JobResult) -> list[str]:
 
 def summarize(result: JobResult) -> str:
     lines = [f"quickdev: {result.status}  {_short(result.script)}  ({result.duration_s:.1f} s)"]
+    # Why the job is not a clean pass, said first (rundir/verdict.py).
+    lines += [f"  {line}" for line in verdict_lines(result, _short)]
     # A loader made and never iterated (a framework builds some it never uses) is noise.
     lines += [_loader_line(loader) for loader in result.loaders if loader.passes or loader.batches]
     if result.loop_batches:
@@ -90,7 +94,7 @@ def summarize(result: JobResult) -> str:
     lines.extend(_outputs(result))
     lines.extend(_memory_forecast(result))
     lines += [f"  {line}" for line in changes(result)]
-    if result.error is not None:
+    if result.error is not None and not made_by_problems(result):
         lines.append(f"  error: {result.error.headline(one_line=True)}")
     if result.exit_code not in (None, 0):
         lines.append(f"  the script called sys.exit({result.exit_code})")

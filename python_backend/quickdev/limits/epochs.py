@@ -4,8 +4,8 @@ The batch limit makes each pass short, but a loop over ``range(args.epochs)`` wo
 still make every pass it was told to. An epochs option the user left at its default
 is set to 1 when the script parses its arguments; a value given on the command line
 is kept, since the user asked for it, and the train_passes budget (limits/budget.py) lets
-that many passes run. Lightning's Trainer gets one epoch on its own
-(see lightning.py).
+that many passes run. A framework's trainer gets one epoch through its own settings
+(``quickdev.frameworks``).
 """
 
 from __future__ import annotations

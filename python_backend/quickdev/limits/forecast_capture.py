@@ -75,7 +75,7 @@ def install(
     return capture
 
 
-class StepCapture(BaseObserver):
+class StepCapture(BaseObserver, feature="the memory forecast"):
     """waiting -> recording (first training forward seen) -> captured (its optimizer step
     or the next training forward) ; the forecast is made in ``on_result``."""
 

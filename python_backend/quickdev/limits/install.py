@@ -10,10 +10,10 @@ from pathlib import Path
 
 from quickdev.events import EventHub
 from quickdev.limits import (
+    adapters,
     device,
     eager,
     epochs,
-    fabric,
     forecast_capture,
     job_rewriter,
     journal,
@@ -25,9 +25,7 @@ from quickdev.limits import (
     steps,
 )
 from quickdev.limits.budget import Budget
-from quickdev.limits.hf import HuggingFaceLimits
 from quickdev.limits.journal import loggers
-from quickdev.limits.lightning import LightningLimits
 from quickdev.limits.outputs import OutputPlacer
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
@@ -101,12 +99,9 @@ def install_limits(
         recorder.at_end(lambda: session.finish())
         loggers.install(patcher, run_dir)
     # The frameworks' own log and checkpoint folders go into the run directory up front,
-    # so TensorBoard lists them while the job runs; Fabric reuses Lightning's placement.
+    # so TensorBoard lists them while the job runs (quickdev.frameworks).
     placer = OutputPlacer(run_dir, recorder, options.keep_outputs)
-    lightning = LightningLimits(run_dir, batches, budget, cpu_only, placer)
-    lightning.install(patcher)
-    fabric.install(patcher, lightning)
-    HuggingFaceLimits(run_dir, batches, budget, cpu_only, placer).install(patcher)
+    adapters.install(adapters.AdapterLimits(patcher, placer, budget, batches, cpu_only))
     # Last, after every module attribute is replaced: libraries a warm start or a debug
     # job imported before the limits hold the originals under their own names.
     preloaded = options.warm.preloaded if options.warm else ()

@@ -7,16 +7,19 @@ EventHub, so observers (progress, scalars, profiler) see the same events, and th
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from quickdev import problems
 from quickdev.events import EventHub, JobObserver
 from quickdev.limits.budget import Budget
 from quickdev.limits.journal.restore import Restored
 from quickdev.limits.loops.marks import Place
+from quickdev.limits.user_code import caller_origin, is_user_file
 from quickdev.rundir.result import (
     DeviceRemaps,
     FileSafety,
@@ -24,8 +27,10 @@ from quickdev.rundir.result import (
     NonfiniteOrigin,
     Output,
     Phases,
+    Problem,
 )
 from quickdev.rundir.shapes import EVAL, SETUP, TRAIN
+from quickdev.rundir.verdict import NONFINITE_LOSS
 
 
 class NonfiniteWatch(JobObserver, Protocol):
@@ -113,6 +118,10 @@ class Recorder:
         # --find-nonfinite: the hunt, and what it found.
         self.nonfinite: NonfiniteWatch | None = None
         self.first_nonfinite: NonfiniteOrigin | None = None
+        self._nonfinite_loss_said = False
+        # Where the script built its first optimizer ("file:line"): a script that has
+        # one and ends without a step trained nothing (rundir/verdict.py).
+        self.optimizer_origin: str | None = None
 
     @contextmanager
     def pause(self) -> Iterator[None]:
@@ -128,8 +137,9 @@ class Recorder:
         with their counts zeroed; the parent's numbers are the parent's. What the limits
         wired in stays: the device engine, who hears of phase switches, the NaN hunt
         (which now hears this process's steps); what the hunt finds here is this
-        process's (``first_nonfinite`` starts empty)."""
+        process's (``first_nonfinite`` starts empty), and so are its problems."""
         loaders, device, on_phase, hunt = self.loaders, self.device, self._on_phase, self.nonfinite
+        problems.take()  # the parent's, copied by the fork
         Recorder.__init__(self, hub, self.budget, on_phase)
         self.budget.restart()
         self.device = device
@@ -234,7 +244,27 @@ class Recorder:
     def loss(self, value: float, step: int) -> None:
         if len(self.losses) < MAX_RECORDED_LOSSES:
             self.losses.append(value)
+        if not math.isfinite(value) and not self._nonfinite_loss_said:
+            self._nonfinite_loss_said = True
+            self._nonfinite_loss(value, step)
         self.hub.loss(step, value)
+
+    def _nonfinite_loss(self, value: float, step: int) -> None:
+        """The first NaN/Inf loss: the verdict's, with the user's line that called
+        ``backward`` on it (with the NaN hunt, the hunt names the operation first)."""
+        file, _, line = caller_origin(skip=3).rpartition(":")
+        user_line = is_user_file(file) and line.isdigit()
+        hunting = self.nonfinite is not None
+        how = "" if hunting else "; run with --find-nonfinite to find the operation that made it"
+        problems.report(
+            Problem(
+                kind=NONFINITE_LOSS,
+                message=f"the training loss became {value} at step {step}{how}",
+                file=file if user_line else None,
+                line=int(line) if user_line else None,
+                step=step,
+            )
+        )
 
     def settings_overridden(
         self, owner: str, before: Mapping[str, Any], after: Mapping[str, Any]

@@ -27,6 +27,7 @@ from quickdev.limits.own_work import own_work
 from quickdev.limits.patching import Patcher
 from quickdev.limits.profiler_marks import mark_call_site
 from quickdev.limits.recorder import Recorder
+from quickdev.limits.user_code import caller_origin
 
 
 def install(
@@ -45,6 +46,8 @@ def _count_optimizer_steps(patcher: Patcher, recorder: Recorder) -> None:
 
     def __init__(optimizer: Optimizer, *args: Any, **kwargs: Any) -> None:
         recorder.optimizer_seen = True
+        if recorder.optimizer_origin is None and not recorder.paused:
+            recorder.optimizer_origin = caller_origin()
         original_init(optimizer, *args, **kwargs)
 
     def before_step(optimizer: Optimizer, args: Any, kwargs: Any) -> None:

@@ -16,7 +16,7 @@ from quickdev.events import BaseObserver
 HIGH_SHARE = 0.3
 
 
-class DataWaitObserver(BaseObserver):
+class DataWaitObserver(BaseObserver, feature="the data-wait measure"):
     """Counts waits up to the last training step: a fetch with no step after it (a
     crash in the first step, an evaluation pass) says nothing about the training loop."""
 

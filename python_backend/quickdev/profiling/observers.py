@@ -55,7 +55,7 @@ def write_source_roots(run_dir: Path) -> None:
     write_json(run_dir / SOURCE_ROOTS_FILE, {"roots": roots})
 
 
-class ProfileSummaryWriter(BaseObserver):
+class ProfileSummaryWriter(BaseObserver, feature="the profile summary"):
     """Starts the profilers before the script and puts their summary into the result."""
 
     def __init__(

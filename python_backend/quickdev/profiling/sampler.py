@@ -134,7 +134,7 @@ def _gpu_reader() -> Callable[[], dict[str, float]] | None:
     return gpu
 
 
-class ResourceSampler(BaseObserver):
+class ResourceSampler(BaseObserver, feature="the resource sampler"):
     """A daemon thread: samples every ``interval_s`` until stopped, then flushes.
 
     As a job observer it starts before the script runs and stops once it ended.

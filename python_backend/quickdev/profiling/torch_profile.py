@@ -89,7 +89,7 @@ def _marked(event: Any) -> bool:
     return False
 
 
-class TorchProfileObserver(BaseObserver):
+class TorchProfileObserver(BaseObserver, feature="the profiler"):
     """Starts with the job, steps on each training step, stops (and flushes) at the end."""
 
     def __init__(self, options: ProfileOptions, run_dir: Path) -> None:

@@ -36,7 +36,9 @@ PY_PROFILE_FILE = "py_profile.pstats"  # cProfile statistics (--py-profile)
 TRACE_SUFFIX = ".pt.trace.json.gz"  # torch-tb-profiler's <worker>.<ns>.pt.trace.json[.gz]
 TRACE_GLOB = "*.pt.trace.json*"
 OUTPUTS_DIR = "outputs"  # files the script saved, redirected from where it asked
-LIGHTNING_DIR = "lightning"  # Lightning's default_root_dir (logs, checkpoints)
+# A framework's own folder (Lightning's "lightning", Hugging Face's "hf") is named by its
+# adapter: quickdev.frameworks.
+
 # The file journal (quickdev.limits.journal): an append-only log of every change the job
 # made outside its run directory, renamed to JOURNAL_DONE once the user's tree is restored.
 JOURNAL_FILE = "journal.log"
@@ -49,7 +51,6 @@ ORIGINALS_DIR = "originals"
 MANIFEST_FILE = "manifest.json"
 RUNS_LOCK = ".journal.lock"  # in the runs root: one job at a time restores or claims a path
 LOGGERS_DIR = "loggers"  # W&B offline and MLflow file stores of plain scripts
-HF_DIR = "hf"  # transformers/accelerate outputs: output_dir, saved models, states
 
 
 # Processes the script started (multiprocessing, torch.multiprocessing) run as jobs of

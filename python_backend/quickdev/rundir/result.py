@@ -18,7 +18,10 @@ from quickdev.rundir.option_table import Value
 
 SCHEMA_VERSION = 1
 
-Status = Literal["running", "passed", "failed", "stopped", "killed"]
+# How a job ended; decided with its problems by one rule (rundir/verdict.py). "error":
+# Quickdev's own code failed in something the job was asked for; the script's outcome is
+# said beside it.
+Status = Literal["running", "passed", "failed", "stopped", "killed", "error"]
 
 
 def _no_bounds() -> dict[str, Value | None]:
@@ -159,6 +162,22 @@ class ErrorInfo:
         first = message.splitlines()[0] if message else ""
         where = f" at {self.file}:{self.line}" if self.file else ""
         return f"{self.type}: {first}{where}"
+
+
+@dataclass
+class Problem:
+    """Something that keeps a job from a clean pass although the script may have run to
+    its end (see rundir/verdict.py): its kind decides the status, its message is the one
+    line the terminal, the result page and the editor show."""
+
+    # nonfinite_loss | no_training | quickdev_error (rundir/verdict.py)
+    kind: str
+    message: str
+    feature: str | None = None  # quickdev_error: what failed ("the profiler", …)
+    file: str | None = None  # the user's line it is about, where there is one
+    line: int | None = None
+    step: int | None = None  # the training step it happened at
+    detail: str | None = None  # quickdev_error: the exception, for a bug report
 
 
 @dataclass
@@ -304,6 +323,9 @@ class JobResult:
     children: list[ChildProcess] = field(default_factory=list)
     # --find-nonfinite: where the first NaN/Inf came from; None when none was found.
     first_nonfinite: NonfiniteOrigin | None = None
+    # What keeps the job from a clean pass (a NaN loss, no training step, an error of
+    # Quickdev's own); the status says the first that applies (rundir/verdict.py).
+    problems: list[Problem] = field(default_factory=list)
     run_dir: str = ""
     schema: int = SCHEMA_VERSION
 
@@ -336,6 +358,7 @@ class JobResult:
             values["memory_forecast"] = MemoryForecast.from_dict(values["memory_forecast"])
         if values.get("first_nonfinite"):
             values["first_nonfinite"] = _origin_from_dict(values["first_nonfinite"])
+        values["problems"] = [Problem(**d) for d in values.get("problems") or []]
         return cls(**values)
 
     def write(self, run_dir: Path) -> Path:

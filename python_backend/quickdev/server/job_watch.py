@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from quickdev.processes import EXIT_QUICKDEV_ERROR
 from quickdev.rundir.layout import DEBUGPY_FILE, LAUNCH_LOG, PROGRESS_FILE
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
 from quickdev.server.log import log
@@ -103,6 +104,8 @@ def _final_status(run: Run, returncode: int) -> RunStatus:
         return result.status
     if returncode < 0:
         return "killed"
+    if returncode == EXIT_QUICKDEV_ERROR:
+        return "error"
     return "passed" if returncode == 0 else "failed"
 
 

@@ -44,6 +44,8 @@ class _RunSummary(TypedDict):
     batches: int
     losses: list[float | None]  # a NaN or infinite loss is None (JSON has no NaN)
     changes: list[str]
+    # Why a finished run is not a clean pass, first (rundir/verdict.py); [] for a clean one.
+    verdict: list[str]
 
 
 class RunSummary(_RunSummary, total=False):

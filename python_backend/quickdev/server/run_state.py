@@ -15,8 +15,10 @@ from quickdev.server.job_request import JobRequest
 from quickdev.server.protocol import Address
 from quickdev.server.types import Failure
 
-RunStatus = Literal["queued", "running", "passed", "failed", "stopped", "killed", "cancelled"]
-FINISHED = frozenset({"passed", "failed", "stopped", "killed", "cancelled"})
+RunStatus = Literal[
+    "queued", "running", "passed", "failed", "stopped", "killed", "cancelled", "error"
+]
+FINISHED = frozenset({"passed", "failed", "stopped", "killed", "cancelled", "error"})
 
 
 class JobProcess(Protocol):

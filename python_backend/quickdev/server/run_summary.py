@@ -17,6 +17,7 @@ from quickdev.rundir.layout import RESULT_FILE, STDOUT_FILE
 from quickdev.rundir.process import run_alive
 from quickdev.rundir.result import JobResult
 from quickdev.rundir.validate import read_result_checked
+from quickdev.rundir.verdict import headline as verdict_lines
 from quickdev.server.protocol import RunSummary
 from quickdev.server.run_state import FINISHED, Run
 from quickdev.server.types import Failure
@@ -44,6 +45,7 @@ def run_summary(run_dir: Path, result: JobResult | None, run: Run | None = None)
         "batches": max(batches, run.batches_done if run else 0),
         "losses": finite_json(list(result.losses)) if result else [],
         "changes": changes(result) if result else [],
+        "verdict": verdict_lines(result) if result else [],
     }
     module = run.request.module if run else _module_on_disk(result)
     if module is not None:

@@ -23,6 +23,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from quickdev.analysis.imports import Import, script_imports
+from quickdev.frameworks import heavy_packages
 from quickdev.server.app import QuickdevServer
 from quickdev.server.job_environment import job_environment
 from quickdev.server.job_request import JobRequest
@@ -36,7 +37,7 @@ from quickdev.warm.safety import fork_supported
 IDLE_S = 600.0
 IDLE_CHECK_S = 60.0
 # Worth a warm process: a script that imports one of these pays seconds of imports.
-HEAVY = frozenset({"torch", "lightning", "pytorch_lightning", "transformers", "accelerate"})
+HEAVY = heavy_packages()
 
 
 class WarmPool:

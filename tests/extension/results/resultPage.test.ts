@@ -190,3 +190,13 @@ test("runs that differ only in their arguments are told apart on the compare pag
   assert.equal((page.match(/<circle class="series1"/g) ?? []).length, 1);
   assert.ok(resultHtml(second, "n").includes("<th>arguments</th><td>config/small.py --dtype=float32</td>"));
 });
+
+test("why a run is not a clean pass is shown first, escaped", () => {
+  const verdict = ["the training loss became nan at step 3; run with --find-nonfinite <to find it>"];
+  const page = resultHtml(RESULT, "abc", CHANGES, undefined, verdict);
+  const why = page.indexOf('<ul class="verdict"><li>the training loss became nan at step 3');
+  assert.ok(why > 0, "the verdict's line is on the page");
+  assert.ok(why < page.indexOf("What Quickdev changed"), "before the rest");
+  assert.ok(page.includes("&lt;to find it&gt;"));
+  assert.ok(!resultHtml(RESULT, "abc", CHANGES).includes('class="verdict"'), "none for a clean run");
+});

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { RunSummary } from "../../../extension/server/protocol";
-import { describeRun, runLabel } from "../../../extension/runs/runFormat";
+import { describeRun, endMessage, runLabel } from "../../../extension/runs/runFormat";
 
 const started = "2026-01-02T03:04:05.000Z";
 const run = (fields: Partial<RunSummary>): RunSummary => ({
@@ -18,6 +18,7 @@ const run = (fields: Partial<RunSummary>): RunSummary => ({
   batches: 0,
   losses: [],
   changes: [],
+  verdict: [],
   ...fields,
 });
 
@@ -38,4 +39,13 @@ test("runs of one script that differ only in their arguments read differently", 
   assert.match(withConfig, /^train\.py config\/train_shakespeare_char\.py --dtype=float32 \(run\) /);
   const long = runLabel(run({ args: ["--comment", "a very long comment that goes on and on and on and on and on"] }));
   assert.match(long, /^train\.py --comment 'a very long comment that goes on and on and on a… \(run\)/);
+});
+
+test("a run that ended with Quickdev's own error says what failed and what the script did", () => {
+  const verdict = [
+    "Quickdev's own error, not your code's: the profiler failed (AttributeError: no is_python_function)",
+    "your script ran to its end (2 training steps)",
+  ];
+  const message = endMessage(run({ status: "error", verdict }));
+  assert.equal(message, `Quickdev: train.py error: ${verdict[0]}; ${verdict[1]}`);
 });

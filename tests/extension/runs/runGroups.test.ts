@@ -17,6 +17,7 @@ const run = (runId: string, script: string): RunSummary => ({
   batches: 0,
   losses: [],
   changes: [],
+  verdict: [],
 });
 
 test("runs group by folder in the folders' order, newest first within, empty folders left out", () => {

@@ -49,6 +49,7 @@ test("a run reads as the user would say it", () => {
     batches: 6,
     losses: [2.3, 1.98761],
     changes: [],
+    verdict: [],
   };
   assert.equal(describeRun(run), "passed · 3.2 s · 6 batches · loss 1.9876");
   // A running job's progress says what it is doing; a finished one's stage is history.

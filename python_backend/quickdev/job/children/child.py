@@ -19,7 +19,7 @@ from typing import Any
 from quickdev.events import EventHub
 from quickdev.job import output_tee
 from quickdev.job.failure import describe
-from quickdev.job.recorded import copy_recorded
+from quickdev.job.recorded import copy_recorded, settle_verdict
 from quickdev.limits.budget import NONFINITE, TIMEOUT, Budget, StopJob
 from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.recorder import Recorder
@@ -115,6 +115,7 @@ class ChildJob:
         if result.status == "running":
             result.status, result.stop_reason = "killed", "ended"
         copy_recorded(result, self.recorder)
+        settle_verdict(result, self.recorder, 0, main=False)
         # Loaders the parent made and this process never read are the parent's.
         result.loaders = [s for s in result.loaders if s.passes or s.batches]
         if result.device is not None:

@@ -10,6 +10,7 @@ processes': the script's first, then each child's in the order they started.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from quickdev.job.failure import labelled_error
@@ -24,6 +25,7 @@ from quickdev.rundir.result import (
     NonfiniteOrigin,
     read_result,
 )
+from quickdev.rundir.verdict import add_problem
 
 
 def merge_children(result: JobResult, run_dir: Path) -> bool:
@@ -59,6 +61,9 @@ def merge_children(result: JobResult, run_dir: Path) -> bool:
         _add_device(result, child)
         room = max(MAX_RECORDED_LOSSES - len(result.losses), 0)
         result.losses = [*result.losses, *child.losses[:room]]
+        for problem in child.problems:
+            labelled = dataclasses.replace(problem, message=f"{name}: {problem.message}")
+            add_problem(result.problems, labelled)
         if failed is None and child.status == "failed":
             failed, nonfinite = line, child.first_nonfinite
     if failed is None or result.status not in ("passed", "stopped"):

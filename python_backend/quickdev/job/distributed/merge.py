@@ -21,6 +21,7 @@ from quickdev.rundir.result import (
     ProfileSummary,
     read_result,
 )
+from quickdev.rundir.verdict import add_problem, decide
 
 
 def merge_file_safety(found: list[FileSafety | None]) -> FileSafety | None:
@@ -63,6 +64,10 @@ def merge_results(
     merged.peak_rss_mb = max((res.peak_rss_mb for _, res, _ in present), default=0.0)
     merged.outputs = [Output(**dataclasses.asdict(r)) for _, res, _ in present for r in res.outputs]
     merged.file_safety = merge_file_safety([res.file_safety for _, res, _ in present])
+    merged.problems = []
+    for _, res, _ in present:
+        for problem in res.problems:
+            add_problem(merged.problems, problem)
     if traces:
         profile = merged.profile or ProfileSummary()
         merged.profile = dataclasses.replace(profile, trace_files=traces)
@@ -74,6 +79,7 @@ def merge_results(
         key=lambda item: (item[0], item[1]),
     )
     missing = [rank for rank, res, _ in ranks if res is None or res.status in ("running", "killed")]
+    erred = any(res.status == "error" for _, res, _ in present)  # Quickdev's own error
     merged.error, merged.exit_code, merged.stop_reason = None, None, None
     if ended_early and ended_early[0][2].status == "failed":
         _, rank, first = ended_early[0]
@@ -82,7 +88,7 @@ def merge_results(
         merged.exit_code = first.exit_code
         merged.stop_reason = first.stop_reason
         merged.first_nonfinite = first.first_nonfinite  # the NaN hunt's finding, if it was that
-    elif missing or (launcher_code not in (0, None) and not ended_early):
+    elif missing or (launcher_code not in (0, None) and not ended_early and not erred):
         merged.status = "failed" if launcher_code not in (0, None, -9, -15) else "killed"
         tail = [line for line in (stderr or []) if line.strip()]
         merged.error = ErrorInfo(
@@ -98,6 +104,7 @@ def merge_results(
     else:
         merged.status = "passed"
         merged.stop_reason = "completed"
+    decide(merged)
 
     data = merged.to_dict()
     # Beside the schema's fields, a line per rank: readers that know only the schema

@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 
 from quickdev.options import RunOptions, options_from_json
+from quickdev.processes import EXIT_PASSED
 from quickdev.rundir.layout import rank_dir_name
 from quickdev.rundir.retention import KEEP_ALL
+from quickdev.rundir.verdict import made_by_problems
 
 OPTIONS_ENV = "QUICKDEV_RANK_OPTIONS"  # the job's options as JSON, for every rank
 RUN_DIR_ENV = "QUICKDEV_PARENT_RUN_DIR"
@@ -49,6 +51,10 @@ def rank_main() -> int:
     outcome = run_job(options, target_from_options(options), in_process=False)
     if outcome.usage_message:
         print(outcome.usage_message, file=sys.stderr)
+    if made_by_problems(outcome.result):
+        # The script ended well here: a failing exit would make torchrun stop the other
+        # ranks, maybe in their restore. The parent's merge gives the job its verdict.
+        return EXIT_PASSED
     return outcome.exit_code
 
 

@@ -33,7 +33,7 @@ from quickdev.job.distributed.rank import OPTIONS_ENV, RUN_DIR_ENV
 from quickdev.job.signals import install_signal_handler
 from quickdev.limits.patching import Patcher
 from quickdev.options import RunOptions, options_to_json
-from quickdev.processes import EXIT_USAGE
+from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, exit_status
 from quickdev.rundir.ids import create_run_dir, new_run_id
 from quickdev.rundir.jsonio import read_json_object, write_json
 from quickdev.rundir.layout import DEBUGPY_FILE, RESULT_FILE, rank_dir_name
@@ -108,7 +108,8 @@ def run_distributed(options: RunOptions) -> int:
         print(json.dumps(merged, default=str), flush=True)
     else:
         print(_summary(merged), file=sys.stderr, flush=True)
-    return 0 if merged["status"] in ("passed", "stopped") else 1
+    script_code = EXIT_PASSED if merged["status"] in ("passed", "stopped") else EXIT_FAILED
+    return exit_status(merged["status"], script_code)
 
 
 def _summary(merged: dict[str, Any]) -> str:

@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from quickdev.frameworks import FRAMEWORKS
 from quickdev.limits.device.engine import DeviceEngine
 from quickdev.limits.patching import Patcher
 
@@ -39,7 +40,7 @@ from quickdev.limits.patching import Patcher
 _ANSWERED_TRUTHFULLY = frozenset({"torch", "quickdev"})
 # Frameworks that keep their answer once asked (functools caches): forgotten when the
 # stand-in starts and when it ends, so neither side sees the other's answer.
-_CACHED_CHECKS = (("transformers.utils.import_utils", "is_torch_cuda_available"),)
+_CACHED_CHECKS = tuple(check for f in FRAMEWORKS for check in f.cached_cuda_checks)
 
 
 def _asked_by_script(frame: FrameType | None) -> bool:

@@ -5,7 +5,7 @@ runs offline (``WANDB_MODE``) into ``RUN_DIR/loggers/wandb``, MLflow uses a file
 in ``RUN_DIR/loggers/mlruns``; a quick-dev run never uploads to a tracking server.
 TensorBoard's ``SummaryWriter`` and CSV loggers have no such setting: they write
 where the script says and the journal moves their files into the run directory.
-Lightning's loggers are redirected by ``quickdev.limits.lightning``.
+Lightning's loggers are redirected by ``quickdev.frameworks.lightning``.
 """
 
 from __future__ import annotations

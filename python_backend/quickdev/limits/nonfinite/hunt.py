@@ -57,7 +57,7 @@ MAX_NODES_PER_CALL = 64
 _HOOKED = "quickdev.nonfinite"
 
 
-class Hunt(BaseObserver):
+class Hunt(BaseObserver, feature="the NaN hunt"):
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
         self.provenance = Provenance()

@@ -37,7 +37,7 @@ def install(patcher: Patcher) -> tuple[RecordedFiles, ShapeRecording]:
     return files, ShapeRecording(files)
 
 
-class ShapesWriter(BaseObserver):
+class ShapesWriter(BaseObserver, feature="the tensor shape record"):
     """Writes the record into the run directory once the script is done, before the
     result's final write (the language server reads it when the run has ended)."""
 

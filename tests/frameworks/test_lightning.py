@@ -14,24 +14,41 @@ import pytest
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 from quickdev.events import EventHub
-from quickdev.limits.lightning import LightningLimits
+from quickdev.frameworks.lightning import Lightning, LightningLimits
+from quickdev.limits.adapters import AdapterLimits
 from quickdev.limits.outputs import OutputPlacer
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
-from quickdev.rundir.layout import LIGHTNING_DIR
 
 from tests.support.budgets import make_budget
 
 TRAINER_MODULE = "lightning.pytorch.trainer.trainer"
+LIGHTNING_DIR = Lightning.folder
+
+
+def job_side(
+    run_dir: Path,
+    batches: int | None = 2,
+    max_steps: int | None = None,
+    cpu_only: bool = True,
+    patcher: Patcher | None = None,
+) -> AdapterLimits:
+    """What a job hands the framework adapters."""
+    budget = make_budget(max_steps=max_steps, timeout_s=None)
+    recorder = Recorder(EventHub(), budget)
+    placer = OutputPlacer(run_dir, recorder, keep_outputs=False)
+    return AdapterLimits(patcher or Patcher(), placer, budget, batches, cpu_only)
 
 
 def limits(
     run_dir: Path, batches: int | None = 2, max_steps: int | None = None, cpu_only: bool = True
 ) -> LightningLimits:
-    budget = make_budget(max_steps=max_steps, timeout_s=None)
-    recorder = Recorder(EventHub(), budget)
-    placer = OutputPlacer(run_dir, recorder, keep_outputs=False)
-    return LightningLimits(run_dir, batches, budget, cpu_only, placer)
+    side = job_side(run_dir, batches, max_steps, cpu_only)
+    return LightningLimits(side, Lightning().folder_in(run_dir))
+
+
+def recorder_of(side: AdapterLimits) -> Recorder:
+    return side.placer.recorder
 
 
 def test_the_trainer_gets_the_batch_limits_in_place_of_fast_dev_run(tmp_path: Path) -> None:
@@ -84,7 +101,7 @@ def test_on_cpu_the_trainer_runs_on_one_cpu_with_a_precision_it_has(
 def test_a_root_outside_the_run_dir_is_recorded_as_redirected(tmp_path: Path) -> None:
     lim = limits(tmp_path / "run")
     lim.trainer_kwargs({"default_root_dir": str(tmp_path / "mine")})
-    assert [(r.requested, r.written) for r in lim.placer.recorder.outputs] == [
+    assert [(r.requested, r.written) for r in recorder_of(lim.limits).outputs] == [
         (str(tmp_path / "mine"), str(tmp_path / "run" / LIGHTNING_DIR))
     ]
 
@@ -96,8 +113,8 @@ def test_a_patched_trainer_keeps_checkpoints_and_logs_in_the_run_dir(
     trainer_cls = pl.Trainer
     originals = {name: vars(trainer_cls)[name] for name in ("__init__", "save_checkpoint")}
     patcher = Patcher()
-    lim = limits(tmp_path / "run")
-    lim.install(patcher)
+    side = job_side(tmp_path / "run", patcher=patcher)
+    Lightning().install(side)
     try:
         assert pl.Trainer.__init__ is not originals["__init__"]
         trainer = pl.Trainer(
@@ -111,7 +128,7 @@ def test_a_patched_trainer_keeps_checkpoints_and_logs_in_the_run_dir(
     finally:
         patcher.undo_all()
     # The script's settings the job replaced are recorded; one it kept (precision) is not.
-    assert lim.placer.recorder.settings_changed == ["Trainer.max_epochs: 10 → 1"]
+    assert recorder_of(side).settings_changed == ["Trainer.max_epochs: 10 → 1"]
     root = tmp_path / "run" / LIGHTNING_DIR
     assert trainer.limit_train_batches == 2
     assert trainer.checkpoint_callback is not None
@@ -139,7 +156,7 @@ def test_the_import_hook_patches_a_trainer_imported_later_and_undo_removes_it(
     monkeypatch.chdir(tmp_path)
     meta_path = list(sys.meta_path)
     patcher = Patcher()
-    limits(tmp_path / "run").install(patcher)
+    Lightning().install(job_side(tmp_path / "run", patcher=patcher))
     try:
         fresh = importlib.import_module(TRAINER_MODULE)
         assert fresh is not trainer_not_imported  # imported after install, not patched in place

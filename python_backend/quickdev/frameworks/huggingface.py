@@ -18,11 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from quickdev.limits.budget import Budget
-from quickdev.limits.import_hook import when_imported
-from quickdev.limits.outputs import OutputPlacer
-from quickdev.limits.patching import Patcher
-from quickdev.rundir.layout import HF_DIR
+from quickdev.frameworks.base import Framework, LensFacts, Limits
 
 log = logging.getLogger(__name__)
 
@@ -39,57 +35,62 @@ _REPORTED_SETTINGS = (
     "push_to_hub",
     "fp16",
 )
+# (class, method, directory parameter, its position after self), per module.
+_SAVES = {
+    "transformers.trainer": [("Trainer", "save_model", "output_dir", 0)],
+    "transformers.modeling_utils": [("PreTrainedModel", "save_pretrained", "save_directory", 0)],
+    "accelerate.accelerator": [
+        ("Accelerator", "save_state", "output_dir", 0),
+        ("Accelerator", "save_model", "save_directory", 1),
+    ],
+}
+
+
+class HuggingFace(Framework):
+    name = "Hugging Face"
+    packages = ("transformers", "accelerate")
+    folder = "hf"  # output_dir, saved models, states
+    # Trainer.train(): an entry point, not a Lightning script.
+    lens = LensFacts(trainer_classes=frozenset({"Trainer"}), entry_methods=frozenset({"train"}))
+    cached_cuda_checks = (("transformers.utils.import_utils", "is_torch_cuda_available"),)
+
+    def install(self, limits: Limits) -> None:
+        hf = HuggingFaceLimits(limits, self.folder_in(limits.run_dir))
+        limits.when_imported(["transformers.training_args"], hf.patch_arguments)
+        limits.when_imported(list(_SAVES), hf.patch_saves)
 
 
 class HuggingFaceLimits:
-    def __init__(
-        self,
-        run_dir: Path,
-        batches: int | None,
-        budget: Budget,
-        cpu_only: bool,
-        placer: OutputPlacer,
-    ) -> None:
-        self.root = Path(os.path.abspath(run_dir)) / HF_DIR
-        self.batches = batches
-        self.budget = budget
-        self.cpu_only = cpu_only
-        self.placer = placer
-
-    def install(self, patcher: Patcher) -> None:
-        when_imported(
-            patcher, ["transformers.training_args"], lambda m: self._patch_arguments(m, patcher)
-        )
-        when_imported(
-            patcher,
-            ["transformers.trainer", "transformers.modeling_utils", "accelerate.accelerator"],
-            lambda m: self._patch_saves(m, patcher),
-        )
+    def __init__(self, limits: Limits, root: Path) -> None:
+        self.limits = limits
+        self.root = root
 
     def directory(self, requested: str | os.PathLike[str] | None) -> str:
         """Where a directory the script names is written instead."""
         if requested is None:
             return str(self.root)
-        return str(self.placer.place(requested, self.root))
+        return str(self.limits.place(requested, self.root))
 
-    def _patch_arguments(self, module: ModuleType, patcher: Patcher) -> None:
+    def patch_arguments(self, module: ModuleType) -> None:
         arguments_cls = module.TrainingArguments
         original = arguments_cls.__post_init__
-        limits = self
+        hf = self
 
         @functools.wraps(original)
         def __post_init__(args: Any) -> None:
             before = {name: getattr(args, name, None) for name in _REPORTED_SETTINGS}
-            limits.limit(args)
+            hf.limit(args)
             after = {name: getattr(args, name, None) for name in _REPORTED_SETTINGS}
-            limits.placer.recorder.settings_overridden("TrainingArguments", before, after)
+            hf.limits.settings_overridden("TrainingArguments", before, after)
             original(args)
 
-        patcher.set(arguments_cls, "__post_init__", __post_init__)
+        self.limits.replace(arguments_cls, "__post_init__", __post_init__)
         log.info("limits installed on transformers.TrainingArguments")
 
     def limit(self, args: Any) -> None:
         """Set the fields before TrainingArguments validates and derives the rest."""
+        budget = self.limits.budget
+        batches = self.limits.batches
         args.output_dir = self.directory(getattr(args, "output_dir", None) or "trainer_output")
         if hasattr(args, "logging_dir") and args.logging_dir:
             args.logging_dir = self.directory(args.logging_dir)
@@ -106,11 +107,11 @@ class HuggingFaceLimits:
         args.dataloader_num_workers = 0
         args.dataloader_persistent_workers = False
         args.dataloader_prefetch_factor = None
-        if self.batches is not None:
+        if batches is not None:
             user_max = args.max_steps if args.max_steps and args.max_steps > 0 else None
             # The NaN hunt trains for its step budget, not --batches.
-            per_pass = self.batches if self.budget.batches_bound_training else None
-            args.max_steps = min(filter(None, (user_max, per_pass, self.budget.max_steps)))
+            per_pass = batches if budget.batches_bound_training else None
+            args.max_steps = min(filter(None, (user_max, per_pass, budget.max_steps)))
             args.num_train_epochs = 1
             # At the default interval of 500, a few steps would log nothing.
             args.logging_steps = args.max_steps
@@ -118,41 +119,30 @@ class HuggingFaceLimits:
                 args.eval_steps = args.max_steps
             if str(getattr(args, "save_strategy", "no")).endswith("steps"):
                 args.save_steps = args.max_steps
-        if self.cpu_only:
+        if self.limits.cpu_only:
             args.use_cpu = True
             args.fp16 = False
 
-    def _patch_saves(self, module: ModuleType, patcher: Patcher) -> None:
-        # (class, method, directory parameter, its position after self)
-        targets = {
-            "transformers.trainer": [("Trainer", "save_model", "output_dir", 0)],
-            "transformers.modeling_utils": [
-                ("PreTrainedModel", "save_pretrained", "save_directory", 0)
-            ],
-            "accelerate.accelerator": [
-                ("Accelerator", "save_state", "output_dir", 0),
-                ("Accelerator", "save_model", "save_directory", 1),
-            ],
-        }
-        for owner_name, method, parameter, position in targets[module.__name__]:
+    def patch_saves(self, module: ModuleType) -> None:
+        for owner_name, method, parameter, position in _SAVES[module.__name__]:
             owner = getattr(module, owner_name)
             original = getattr(owner, method)
-            patcher.set(owner, method, self._redirecting(original, parameter, position))
+            self.limits.replace(owner, method, self._redirecting(original, parameter, position))
 
     def _redirecting(
         self, original: Callable[..., Any], parameter: str, position: int
     ) -> Callable[..., Any]:
         """``original`` with its directory argument moved into the run directory."""
-        limits = self
+        hf = self
 
         @functools.wraps(original)
         def redirected(owner: Any, *args: Any, **kwargs: Any) -> Any:
             args_list = list(args)
             if parameter in kwargs:
                 if kwargs[parameter] is not None:
-                    kwargs[parameter] = limits.directory(kwargs[parameter])
+                    kwargs[parameter] = hf.directory(kwargs[parameter])
             elif len(args_list) > position and args_list[position] is not None:
-                args_list[position] = limits.directory(args_list[position])
+                args_list[position] = hf.directory(args_list[position])
             return original(owner, *args_list, **kwargs)
 
         return redirected

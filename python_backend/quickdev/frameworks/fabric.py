@@ -4,6 +4,7 @@ Fabric leaves the loop to the script, so the DataLoader patch and the budgets bo
 like any hand-written loop (``setup_dataloaders`` wraps DataLoaders, which stay
 limited). What Fabric adds is loggers with their own root directories; ``fabric.save``
 writes through its checkpoint I/O, which the file journal covers like any other write.
+Its loggers go where Lightning's Trainer puts its own (``RUN_DIR/lightning``).
 """
 
 from __future__ import annotations
@@ -14,20 +15,24 @@ import logging
 from types import ModuleType
 from typing import Any
 
-from quickdev.limits.import_hook import when_imported
-from quickdev.limits.lightning import REPORTED_SETTINGS, LightningLimits
-from quickdev.limits.patching import Patcher
+from quickdev.frameworks.base import Framework, Limits
+from quickdev.frameworks.lightning import REPORTED_SETTINGS, Lightning, LightningLimits
 
 log = logging.getLogger(__name__)
 
 FABRIC_MODULES = ("lightning.fabric.fabric", "lightning_fabric.fabric")
 
 
-def install(patcher: Patcher, lightning: LightningLimits) -> None:
-    when_imported(patcher, FABRIC_MODULES, lambda module: _patch(module, patcher, lightning))
+class Fabric(Framework):
+    name = "Fabric"
+    packages = ("lightning_fabric",)  # and lightning.fabric, with Lightning
+
+    def install(self, limits: Limits) -> None:
+        placing = LightningLimits(limits, Lightning().folder_in(limits.run_dir))
+        limits.when_imported(FABRIC_MODULES, lambda module: _patch(module, limits, placing))
 
 
-def _patch(module: ModuleType, patcher: Patcher, lightning: LightningLimits) -> None:
+def _patch(module: ModuleType, limits: Limits, placing: LightningLimits) -> None:
     fabric_cls = module.Fabric
     original_init = fabric_cls.__init__
     signature = inspect.signature(original_init)
@@ -35,7 +40,7 @@ def _patch(module: ModuleType, patcher: Patcher, lightning: LightningLimits) -> 
 
     @functools.wraps(original_init)
     def __init__(fabric: Any, *args: Any, **kwargs: Any) -> None:
-        if lightning.cpu_only:
+        if limits.cpu_only:
             # By name, so the script's other positionals (precision, plugins, ...) stay.
             given = dict(signature.bind(fabric, *args, **kwargs).arguments)
             given.pop(self_name)
@@ -43,10 +48,10 @@ def _patch(module: ModuleType, patcher: Patcher, lightning: LightningLimits) -> 
             if str(arguments.get("precision")) in ("16", "16-mixed"):
                 arguments["precision"] = "bf16-mixed"  # fp16 autocast needs CUDA
             reported = {name: given[name] for name in REPORTED_SETTINGS if name in given}
-            lightning.placer.recorder.settings_overridden("Fabric", reported, arguments)
+            limits.settings_overridden("Fabric", reported, arguments)
             args, kwargs = (), arguments
         original_init(fabric, *args, **kwargs)
-        lightning.keep_outputs_in_run_dir(fabric)
+        placing.keep_outputs_in_run_dir(fabric)
 
-    patcher.set(fabric_cls, "__init__", __init__)
+    limits.replace(fabric_cls, "__init__", __init__)
     log.info("limits installed on %s.Fabric", module.__name__)

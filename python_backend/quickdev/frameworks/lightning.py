@@ -2,9 +2,9 @@
 
 ``fast_dev_run`` throws logs and checkpoints away; a quick-dev job wants to show
 that they work, so it sets the same limits one by one instead. Both ``lightning``
-and ``pytorch_lightning`` are handled, when the script imports them: an import
-hook patches the Trainer the moment its module loads, so a script that never uses
-Lightning never pays for importing it.
+and ``pytorch_lightning`` are handled, when the script imports them: the Trainer is
+patched the moment its module loads, so a script that never uses Lightning never pays
+for importing it.
 
 Its default root and the directories of its checkpoint callbacks and loggers are
 redirected into ``RUN_DIR/lightning`` (so TensorBoard lists them while the job runs);
@@ -21,11 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from quickdev.limits.budget import Budget
-from quickdev.limits.import_hook import when_imported
-from quickdev.limits.outputs import OutputPlacer
-from quickdev.limits.patching import Patcher
-from quickdev.rundir.layout import LIGHTNING_DIR
+from quickdev.frameworks.base import Framework, LensFacts, Limits
 
 log = logging.getLogger(__name__)
 
@@ -45,25 +41,37 @@ REPORTED_SETTINGS = (
 )
 
 
+class Lightning(Framework):
+    name = "Lightning"
+    packages = ("lightning", "pytorch_lightning")
+    folder = "lightning"  # its default_root_dir (logs, checkpoints)
+    lens = LensFacts(
+        trainer_classes=frozenset({"Trainer"}),
+        entry_methods=frozenset({"fit", "validate", "test"}),
+        # LightningCLI fits by default.
+        entry_constructors=frozenset({"LightningCLI"}),
+        module_bases=frozenset({"LightningModule"}),
+        step_methods=frozenset({"training_step", "validation_step", "test_step", "predict_step"}),
+        script_packages=frozenset({"lightning", "pytorch_lightning"}),
+        scan_label="lightning",
+    )
+    debug_imports = ("lightning.pytorch", "pytorch_lightning")
+
+    def install(self, limits: Limits) -> None:
+        trainer = LightningLimits(limits, self.folder_in(limits.run_dir))
+        limits.when_imported(TRAINER_MODULES, trainer.patch_trainer)
+
+
 class LightningLimits:
-    def __init__(
-        self,
-        run_dir: Path,
-        batches: int | None,
-        budget: Budget,
-        cpu_only: bool,
-        placer: OutputPlacer,
-    ) -> None:
-        self.root = Path(os.path.abspath(run_dir)) / LIGHTNING_DIR
-        self.batches = batches
-        self.budget = budget
-        self.cpu_only = cpu_only
-        self.placer = placer
+    """The Trainer's settings in a quick-dev job; Fabric (``fabric.py``) places its loggers
+    the same way."""
 
-    def install(self, patcher: Patcher) -> None:
-        when_imported(patcher, TRAINER_MODULES, lambda module: self.patch_trainer(module, patcher))
+    def __init__(self, limits: Limits, root: Path) -> None:
+        self.limits = limits
+        self.root = root
+        self.budget = limits.budget
 
-    def patch_trainer(self, module: ModuleType, patcher: Patcher) -> None:
+    def patch_trainer(self, module: ModuleType) -> None:
         trainer_cls = module.Trainer
         original_init = trainer_cls.__init__
         limits = self
@@ -72,27 +80,26 @@ class LightningLimits:
         def __init__(trainer: Any, *args: Any, **kwargs: Any) -> None:
             used = limits.trainer_kwargs(kwargs)
             given = {name: kwargs[name] for name in REPORTED_SETTINGS if name in kwargs}
-            limits.placer.recorder.settings_overridden("Trainer", given, used)
+            limits.limits.settings_overridden("Trainer", given, used)
             original_init(trainer, *args, **used)
             limits.keep_outputs_in_run_dir(trainer)
 
-        patcher.set(trainer_cls, "__init__", __init__)
+        self.limits.replace(trainer_cls, "__init__", __init__)
         log.info("limits installed on %s.Trainer", module.__name__)
 
     def trainer_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        batches = self.limits.batches
         given_epochs = kwargs.get("max_epochs")
         kwargs = dict(kwargs)
         kwargs.pop("fast_dev_run", None)
-        if not self.placer.keep_outputs:
+        if not self.limits.keep_outputs:
             requested_root = kwargs.get("default_root_dir")
-            if requested_root and not self.placer.inside(requested_root):
-                self.placer.recorder.redirected(
-                    str(Path(os.path.abspath(requested_root))), str(self.root)
-                )
+            if requested_root and not self.limits.inside(requested_root):
+                self.limits.redirected(str(Path(os.path.abspath(requested_root))), str(self.root))
             kwargs["default_root_dir"] = str(self.root)
-        if self.batches is not None:
+        if batches is not None:
             for split in ("train", "val", "test", "predict"):
-                kwargs[f"limit_{split}_batches"] = self.batches
+                kwargs[f"limit_{split}_batches"] = batches
             kwargs["max_epochs"] = 1
             kwargs["min_epochs"] = None
             kwargs["min_steps"] = None
@@ -103,7 +110,7 @@ class LightningLimits:
             kwargs["overfit_batches"] = 0.0
             # At the default interval of 50, a few steps would log nothing; once per
             # pass shows that logging works without paying for a write every step.
-            kwargs["log_every_n_steps"] = self.batches
+            kwargs["log_every_n_steps"] = batches
         if not self.budget.batches_bound_training:
             # The NaN hunt trains for its step budget, over the script's own epochs.
             kwargs["limit_train_batches"] = 1.0
@@ -118,10 +125,10 @@ class LightningLimits:
             # Lightning ends at max_steps gracefully and then runs test. Ending the train
             # epoch at the same point makes its end-of-epoch validation run too.
             self.budget.leave_steps_to_trainer()
-            if self.batches is not None and self.budget.batches_bound_training:
-                kwargs["limit_train_batches"] = min(self.batches, kwargs["max_steps"])
+            if batches is not None and self.budget.batches_bound_training:
+                kwargs["limit_train_batches"] = min(batches, kwargs["max_steps"])
                 kwargs["log_every_n_steps"] = kwargs["limit_train_batches"]
-        if self.cpu_only:
+        if self.limits.cpu_only:
             kwargs["accelerator"] = "cpu"
             kwargs["devices"] = 1
             kwargs["strategy"] = "auto"
@@ -130,20 +137,17 @@ class LightningLimits:
         return kwargs
 
     def keep_outputs_in_run_dir(self, trainer: Any) -> None:
-        if self.placer.keep_outputs:
+        if self.limits.keep_outputs:
             return
         for callback in getattr(trainer, "checkpoint_callbacks", []):
             dirpath = getattr(callback, "dirpath", None)
-            if dirpath and not self._inside(dirpath):
+            if dirpath and not self.limits.inside(dirpath):
                 callback.dirpath = str(self._moved("checkpoints", dirpath))
         for logger in getattr(trainer, "loggers", []):
             for attr in ("_root_dir", "_save_dir"):
                 value = getattr(logger, attr, None)
-                if isinstance(value, (str, os.PathLike)) and not self._inside(value):
+                if isinstance(value, (str, os.PathLike)) and not self.limits.inside(value):
                     setattr(logger, attr, str(self._moved("logs", value)))
 
-    def _inside(self, path: str | os.PathLike[str]) -> bool:
-        return self.placer.inside(path)
-
     def _moved(self, kind: str, path: str | os.PathLike[str]) -> Path:
-        return self.placer.place(path, self.root / kind)
+        return self.limits.place(path, self.root / kind)
