@@ -196,7 +196,72 @@ def test_a_cpu_only_job_on_a_gpu_machine_creates_no_cuda_context(
 def test_gpu_pinned_device_flag_maps_every_index(run_quickdev: Any, workdir: Path) -> None:
     run = run_quickdev("--device", "cuda:0", "--max-steps", "2", "amp_step.py", cwd=workdir)
     assert run.returncode == 0, run.stderr
-    assert run.result["device"] == {"requested": "cuda:0", "actual": "cuda:0", "remaps": {}}
+    device = run.result["device"]
+    assert (device["requested"], device["actual"], device["remaps"]) == ("cuda:0", "cuda:0", {})
+    assert (device["answered"], device["autocast"]) == ({}, [])  # nothing stood in
+
+
+@pytest.fixture
+def layer_saved_on_cuda1(workdir: Path) -> Path:
+    torch.manual_seed(0)
+    return save_as_if_on({"layer": nn.Linear(32, 64).state_dict()}, workdir / "layer.pt", "cuda:1")
+
+
+def printed(run: Any, tag: str) -> list[str]:
+    """The words after ``tag`` on the line the script printed with it."""
+    line = next((ln for ln in run.stdout.splitlines() if ln.startswith(f"{tag} ")), None)
+    assert line is not None, f"the script printed no {tag} line:\n{run.stdout}\n{run.stderr}"
+    return line.split()[1:]
+
+
+@needs_gpu
+def test_a_cuda_script_keeps_its_devices_and_dtypes_on_a_gpu(
+    run_quickdev: Any, workdir: Path, layer_saved_on_cuda1: Path
+) -> None:
+    """On a GPU machine the job runs a CUDA script as written: "cuda" is the GPU, float16
+    autocast computes in float16 with a GradScaler; only the indices the machine lacks
+    (cuda:3, a checkpoint from cuda:1) land on cuda:0, each counted."""
+    gpus = torch.cuda.device_count()
+    run = run_quickdev(
+        "--max-steps", "2", "as_written.py", "--", str(layer_saved_on_cuda1), cwd=workdir
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.result["status"] == "passed", run.result["error"]
+    assert printed(run, "DEVICES") == [
+        "cuda:0",
+        "cuda:3" if gpus > 3 else "cuda:0",
+        "cuda:1" if gpus > 1 else "cuda:0",
+    ]
+    assert printed(run, "DTYPES") == ["torch.float16", "torch.float32"]
+    remapped = {}
+    if gpus <= 3:
+        remapped["device= argument"] = 1  # torch.zeros(..., device="cuda:3")
+    if gpus <= 1:
+        remapped["torch.load storage location"] = 2  # the layer's weight and bias
+    assert run.result["device"] == {
+        "requested": "auto",
+        "actual": "cuda:0",
+        "remaps": remapped,
+        "answered": {},
+        "autocast": [],
+    }
+
+
+@cpu_only
+def test_the_same_cuda_script_stands_in_on_the_cpu(
+    run_quickdev: Any, workdir: Path, layer_saved_on_cuda1: Path
+) -> None:
+    run = run_quickdev(
+        "--max-steps", "2", "as_written.py", "--", str(layer_saved_on_cuda1), cwd=workdir
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.result["status"] == "passed", run.result["error"]
+    assert printed(run, "DEVICES") == ["cpu", "cpu", "cpu"]
+    (choice,) = run.result["device"]["autocast"]
+    assert choice["asked"] == "cuda float16"
+    assert printed(run, "DTYPES") == [f"torch.{choice['ran']}", "torch.float32"]
+    counts = remaps(run)
+    assert counts["torch.load storage location"] == 2 and counts["GradScaler cuda -> cpu"] == 1
 
 
 def test_mps_only_call_fails_in_one_line(run_quickdev: Any, tmp_path: Path) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 from urllib.parse import urlencode
 
+import pytest
 from quickdev.tensorboard.manager import TensorBoardServer
 
 from tests.support.tensorboard import PLUGIN, get, get_json, listed_runs, poll
@@ -13,6 +15,12 @@ from tests.support.tensorboard import PLUGIN, get, get_json, listed_runs, poll
 
 def query(server: TensorBoardServer, route: str, **params: str) -> str:
     return server.url + PLUGIN + route + "?" + urlencode(params)
+
+
+def ran_on_gpu(example_runs: Path, run: str) -> bool:
+    """Whether the example's job ran on CUDA (it does wherever CUDA is present)."""
+    result = json.loads((example_runs / run / "result.json").read_text())
+    return str(result["device"]["actual"]).startswith("cuda")
 
 
 def test_the_run_is_listed_with_its_views(
@@ -45,7 +53,7 @@ def test_traces_are_parsed_without_forking_the_server(
 
 
 def test_every_view_answers_for_the_run(
-    example_server: TensorBoardServer, example_run_name: str
+    example_server: TensorBoardServer, example_run_name: str, example_runs: Path
 ) -> None:
     run = example_run_name
     poll("the run to be listed", lambda: run in listed_runs(example_server))
@@ -57,7 +65,7 @@ def test_every_view_answers_for_the_run(
     overview = get_json(query(example_server, "overview", **q))
     assert overview["steps"]["rows"], "the step-time breakdown has the recorded step"
     env = {e["title"]: e["value"] for e in overview["environments"]}
-    assert env["Device Type"] == "CPU"
+    assert env["Device Type"] == ("GPU" if ran_on_gpu(example_runs, run) else "CPU")
 
     ops = get_json(query(example_server, "operation/table", group_by="Operation", **q))
     names = {row["name"] for row in ops["data"]}
@@ -96,3 +104,23 @@ def test_operators_have_call_stacks_into_the_script(
     frames = [f for row in stacks["data"] for f in row["call_stack"].split(";")]
     assert any(f.startswith("torch/nn/modules/linear.py(") for f in frames)
     assert any("train_loop.py(" in f and "): forward" in f for f in frames)
+
+
+def test_a_gpu_run_has_the_gpu_kernel_view_with_its_kernels(
+    example_server: TensorBoardServer, example_run_name: str, example_runs: Path
+) -> None:
+    """On a GPU the trace holds the kernels: the plugin lists its Kernel view (shown as
+    "GPU Kernel") and the view's table has a row per kernel the step launched."""
+    run = example_run_name
+    if not ran_on_gpu(example_runs, run):
+        pytest.skip("the example ran on the CPU (no CUDA device): no kernels to show")
+    poll("the run to be listed", lambda: run in listed_runs(example_server))
+    assert "Kernel" in get_json(query(example_server, "views", run=run))
+    (worker,) = get_json(query(example_server, "workers", run=run, view="Kernel"))
+    (span, *_) = get_json(query(example_server, "spans", run=run, worker=worker))
+    q = {"run": run, "worker": worker, "span": span}
+    table = get_json(query(example_server, "kernel/table", group_by="Kernel", **q))
+    assert table["data"]["rows"], "the GPU Kernel view lists no kernels"
+    by_op = get_json(query(example_server, "kernel/table", group_by="OpName", **q))
+    # Each kernel row names the operator that launched it (Name, Operator, ...).
+    assert any(row[1] == "aten::addmm" for row in by_op["data"]["rows"]), by_op["data"]["rows"]
