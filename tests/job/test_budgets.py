@@ -49,12 +49,13 @@ def test_endless_trainer_ends_its_loop_before_the_loaders_second_pass(
     assert (result["status"], result["stop_reason"]) == ("passed", "completed")
     (loader,) = result["loaders"]
     # The first pass ends the `while True` around it: the loop ends before it asks the
-    # loader again, and the script's own last line runs.
+    # loader again, and the script's own last line runs. It takes a batch in its body
+    # (`next(it)`): it is the training loop.
     assert (loader["passes"], loader["batches"]) == (1, 2)
     assert result["optimizer_steps"] == 2
     assert "trained 2 steps" in run.stdout
     line = _line(project, "endless_trainer.py", "while True")
-    assert _ended(result) == [(f"endless_trainer.py:{line}", "epoch", "train_passes", 1)]
+    assert _ended(result) == [(f"endless_trainer.py:{line}", "training", "train_passes", 1)]
     assert result["limits"]["train_passes"] == 1
 
 
@@ -167,8 +168,8 @@ def test_terminal_summary_names_each_loop_ended_and_the_knob(
     train_line = _line(project, "gpt_loop.py", "while True")
     assert (
         f"gpt_loop.py:{eval_line} evaluation loop ended after 20 forwards, 2 times "
-        "(eval_forwards): figures it computes over all the forwards it planned (a mean) "
-        "are off" in run.stderr
+        "(eval_forwards): a figure it computes over all its forwards (a mean, an accuracy) "
+        "covers these 20 only" in run.stderr
     )
     assert f"gpt_loop.py:{train_line} training loop ended after 2 steps (loop_steps)" in run.stderr
     assert "advice: eval_iters (default 200)" in run.stderr

@@ -47,16 +47,45 @@ def test_each_loop_ended_early_is_one_line_in_the_terminal_and_the_editor() -> N
                 "/project/lib/evaluate.py", 7, "evaluation", "eval_forwards", 20, "forwards", 3
             ),
             EndedLoop("/elsewhere/fit.py", 9, "epoch", "train_passes", 1, "passes"),
-            EndedLoop("/project/train.py", 30, "enclosing", "loop_steps", 1, "steps"),
+            EndedLoop(
+                "/project/train.py",
+                30,
+                "enclosing",
+                "loop_steps",
+                1,
+                "steps",
+                around="/project/train.py:42",
+            ),
+            EndedLoop(
+                "/project/run.py",
+                5,
+                "enclosing",
+                "max_steps",
+                2,
+                "steps",
+                around="/project/train.py:42",
+            ),
+            EndedLoop(
+                "/venv/lib/python3.11/site-packages/diffusion/model.py",
+                691,
+                "sampling",
+                "eval_forwards",
+                20,
+                "forwards",
+                library=True,
+            ),
         ],
         phases=Phases(training_steps=2, evaluation_forwards=60, test_forwards=20, files_saved=1),
     )
     expected = [
         "train.py:42 training loop ended after 2 steps (loop_steps)",
         "lib/evaluate.py:7 evaluation loop ended after 20 forwards, 3 times (eval_forwards): "
-        "figures it computes over all the forwards it planned (a mean) are off",
+        "a figure it computes over all its forwards (a mean, an accuracy) covers these 20 only",
         "/elsewhere/fit.py:9 epoch loop ended after 1 pass (train_passes)",
-        "train.py:30 loop around it ended after 1 step (loop_steps)",
+        "train.py:30 loop around line 42 ended after 1 step (loop_steps)",
+        "run.py:5 loop around train.py:42 ended after 2 steps (max_steps)",
+        "diffusion/model.py:691 sampling loop (in a library the script calls) ended after 20 "
+        "forwards (eval_forwards): what it generates is cut short, not what a full run makes",
     ]
     assert changes(result) == expected  # what the editor shows, in the terminal's words
     summary = summarize(result).splitlines()

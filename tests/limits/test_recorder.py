@@ -134,3 +134,36 @@ def test_a_forked_child_still_tells_the_shape_recording_of_phase_switches() -> N
     rec.eval_forward()
     rec.training_forward()
     assert phases == ["train", "eval", "train"]
+
+
+def test_a_pass_that_ended_before_its_step_is_a_training_pass() -> None:
+    """A loader that reads ahead (accelerate's) ends a pass as it hands out the pass's last
+    batch, before the step that batch feeds; with gradient accumulation over the whole
+    pass, that step is the pass's only one."""
+    rec, _ = recorder(make_budget(train_passes=1))
+    train = rec.new_loader("train.py:10")
+    started = rec.pass_starting(train)
+    rec.batch(train, 0.0)
+    rec.training_forward()
+    rec.batch(train, 0.0)
+    rec.pass_ended(train, started)  # read ahead: ended before the second micro-batch's forward
+    rec.training_forward()
+    rec.train_step()
+    # The pass trained: the next starts beyond the budget, and with no loop of the user's
+    # to end, a training forward in it stops the job.
+    rec.pass_starting(train)
+    with pytest.raises(StopJob):
+        rec.training_forward()
+
+
+def test_a_pass_without_a_step_before_the_next_pass_is_no_training_pass() -> None:
+    rec, _ = recorder(make_budget(train_passes=1))
+    val, train = rec.new_loader("train.py:11"), rec.new_loader("train.py:10")
+    rec.pass_ended(val, rec.pass_starting(val))  # evaluated first, no step
+    started = rec.pass_starting(train)
+    rec.training_forward()
+    rec.train_step()
+    rec.pass_ended(train, started)
+    # The evaluation loader's pass did not train: its next pass is within the budget.
+    rec.pass_starting(val)
+    rec.training_forward()

@@ -67,7 +67,7 @@ def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> Non
         "not put back: data.bin changed by something the journal does not follow "
         "(not Python, an unknown library, or you); no copy was kept",
         "train.py:61 evaluation loop ended after 20 forwards, 2 times (eval_forwards): "
-        "figures it computes over all the forwards it planned (a mean) are off",
+        "a figure it computes over all its forwards (a mean, an accuracy) covers these 20 only",
         "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)",
         f"advice: {result.stop_advice}",
     ]

@@ -38,9 +38,11 @@ def run_idiom(
     *options: str,
     script_args: tuple[str, ...] = (),
     deadline_s: float = RUN_DEADLINE_S,
+    env: dict[str, str] | None = None,
 ) -> Any:
     """``quickdev run --json [OPTIONS] SCRIPT [SCRIPT_ARGS]`` in ``project``; checks it ended
-    in time, left the folder as it was and printed a result. Returns the run."""
+    in time, left the folder as it was and printed a result. Returns the run. ``env``:
+    variables over this process's environment (a ``PYTHONPATH`` to libraries)."""
     before = tree(project)
     started = time.monotonic()
     run = run_quickdev(
@@ -50,6 +52,7 @@ def run_idiom(
         str(project / script),
         *script_args,
         cwd=project,
+        env=env,
     )
     assert run.returncode == 0, run.stderr
     assert time.monotonic() - started < deadline_s, "a default-flag run must end in seconds"

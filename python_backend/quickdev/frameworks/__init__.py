@@ -8,10 +8,13 @@ Torch-free: the language server imports it.
 
 from __future__ import annotations
 
+from quickdev.frameworks.accelerate import Accelerate
 from quickdev.frameworks.base import Framework, LensFacts, Limits
 from quickdev.frameworks.fabric import Fabric
 from quickdev.frameworks.huggingface import HuggingFace
+from quickdev.frameworks.ignite import Ignite
 from quickdev.frameworks.lightning import Lightning
+from quickdev.frameworks.skorch import Skorch
 
 __all__ = [
     "FRAMEWORKS",
@@ -23,7 +26,14 @@ __all__ = [
     "scan_label_of",
 ]
 
-FRAMEWORKS: tuple[Framework, ...] = (Lightning(), Fabric(), HuggingFace())
+FRAMEWORKS: tuple[Framework, ...] = (
+    Lightning(),
+    Fabric(),
+    HuggingFace(),
+    Accelerate(),
+    Ignite(),
+    Skorch(),
+)
 
 
 def heavy_packages() -> frozenset[str]:

@@ -49,6 +49,12 @@ class Budget(Protocol):
     def max_steps(self) -> int | None: ...
 
     @property
+    def train_passes(self) -> int | None:
+        """Passes over the training loader a training phase may take: a framework's own
+        epoch count goes no higher (an epochs option the script was given raises it)."""
+        ...
+
+    @property
     def batches_bound_training(self) -> bool:
         """False while the NaN hunt trains for its step budget, over the script's epochs."""
         ...
@@ -104,6 +110,9 @@ class Limits(Protocol):
         """Say in the result which of the script's settings (``before``) ran with another
         value (``after``): ``Trainer.max_epochs: 10 → 1``."""
 
+    def setting_changed(self, line: str) -> None:
+        """Say in the result, in one line of the adapter's words, what it changed."""
+
 
 class Framework:
     """One framework's facts and its limits. Subclasses set the facts and ``install``."""
@@ -130,3 +139,25 @@ class Framework:
         """This framework's folder in ``run_dir`` (absolute)."""
         assert self.folder is not None, f"{self.name} has no folder of its own"
         return Path(os.path.abspath(run_dir)) / self.folder
+
+
+def library_epochs(limits: Limits, setting: str, planned: int | None, library: str) -> int | None:
+    """How many epochs a framework's own epoch loop runs: the script's ``planned`` count
+    (its ``setting``: ``NeuralNetClassifier.max_epochs``), at most the train_passes
+    budget, as a hand-written epoch loop gets. The result says it in one line naming the
+    loop's owner and its knob; a count kept above one is said too (an epochs option given
+    on the command line raised the budget)."""
+    passes = limits.budget.train_passes
+    if planned is None or passes is None or limits.batches is None:
+        return planned
+    if not limits.budget.batches_bound_training:
+        return planned  # the NaN hunt trains for its step budget, over the script's epochs
+    whose = f"the epoch loop is {library}'s own; {setting} is its knob"
+    if planned > passes:
+        limits.setting_changed(f"{setting}: {planned} → {passes} ({whose})")
+        return passes
+    if planned > 1:
+        limits.setting_changed(
+            f"{setting}: {planned} kept, the train_passes budget being {passes} ({whose})"
+        )
+    return planned

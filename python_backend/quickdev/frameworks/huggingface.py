@@ -1,11 +1,11 @@
-"""Hugging Face ``Trainer`` and ``accelerate``: their own limits, their outputs in the run dir.
+"""Hugging Face ``Trainer``: its own limits, its outputs in the run dir.
 
 Like Lightning (lightning.py), the Trainer is told to stop by itself: ``max_steps`` at
 the batch limit, one epoch, evaluation every pass limited by the DataLoader patch (its
 loaders are DataLoaders), logging each pass, no worker processes, no hub pushes, and
-``output_dir`` (checkpoints, TensorBoard logs) under ``RUN_DIR/hf``. Models and states
-saved to a directory (``save_pretrained``, ``save_model``, ``save_state``) go there too.
-accelerate's prepared loaders are DataLoaders and are limited like any other.
+``output_dir`` (checkpoints, TensorBoard logs) under ``RUN_DIR/hf``. Models saved to a
+directory (``save_pretrained``, ``save_model``) go there too. A loop the script writes
+with accelerate alone is accelerate's adapter's (accelerate.py).
 """
 
 from __future__ import annotations
@@ -36,34 +36,37 @@ _REPORTED_SETTINGS = (
     "fp16",
 )
 # (class, method, directory parameter, its position after self), per module.
-_SAVES = {
+SAVES = {
     "transformers.trainer": [("Trainer", "save_model", "output_dir", 0)],
     "transformers.modeling_utils": [("PreTrainedModel", "save_pretrained", "save_directory", 0)],
-    "accelerate.accelerator": [
-        ("Accelerator", "save_state", "output_dir", 0),
-        ("Accelerator", "save_model", "save_directory", 1),
-    ],
 }
 
 
 class HuggingFace(Framework):
     name = "Hugging Face"
-    packages = ("transformers", "accelerate")
+    packages = ("transformers",)
     folder = "hf"  # output_dir, saved models, states
     # Trainer.train(): an entry point, not a Lightning script.
     lens = LensFacts(trainer_classes=frozenset({"Trainer"}), entry_methods=frozenset({"train"}))
     cached_cuda_checks = (("transformers.utils.import_utils", "is_torch_cuda_available"),)
 
     def install(self, limits: Limits) -> None:
-        hf = HuggingFaceLimits(limits, self.folder_in(limits.run_dir))
+        hf = HuggingFaceLimits(limits, self.folder_in(limits.run_dir), SAVES)
         limits.when_imported(["transformers.training_args"], hf.patch_arguments)
-        limits.when_imported(list(_SAVES), hf.patch_saves)
+        limits.when_imported(list(SAVES), hf.patch_saves)
+
+
+Saves = dict[str, list[tuple[str, str, str, int]]]
 
 
 class HuggingFaceLimits:
-    def __init__(self, limits: Limits, root: Path) -> None:
+    """The Trainer's arguments in a quick-dev job, and saves to a directory (``saves``:
+    per module, the methods that take one) moved under ``root``."""
+
+    def __init__(self, limits: Limits, root: Path, saves: Saves) -> None:
         self.limits = limits
         self.root = root
+        self.saves = saves
 
     def directory(self, requested: str | os.PathLike[str] | None) -> str:
         """Where a directory the script names is written instead."""
@@ -124,7 +127,7 @@ class HuggingFaceLimits:
             args.fp16 = False
 
     def patch_saves(self, module: ModuleType) -> None:
-        for owner_name, method, parameter, position in _SAVES[module.__name__]:
+        for owner_name, method, parameter, position in self.saves[module.__name__]:
             owner = getattr(module, owner_name)
             original = getattr(owner, method)
             self.limits.replace(owner, method, self._redirecting(original, parameter, position))

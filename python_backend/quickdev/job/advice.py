@@ -11,16 +11,28 @@ from typing import TYPE_CHECKING
 
 from quickdev.job.target import ScriptTarget, Target
 from quickdev.rundir import option_table
+from quickdev.rundir.option_table import TIMEOUT
 
 if TYPE_CHECKING:
     from quickdev.analysis import Knob
 
 
-def advice_for(reason: str, target: Target, batches: int) -> str | None:
+# After training, the clock runs out in an evaluation or a sampling loop: a training knob
+# (--steps, --epochs) would change nothing there.
+_AFTER_TRAINING = ("eval_iters",)
+
+
+def advice_for(
+    reason: str, target: Target, batches: int, after_training: bool = False
+) -> str | None:
     """The script's own knob of the kinds the option table names for the budget ``reason``
-    (which kind of knob shortens the loop it ended), as one line."""
+    (which kind of knob shortens the loop it ended or stopped), as one line;
+    ``after_training``: the script had trained and was evaluating or sampling when it was
+    stopped."""
     limit = option_table.BY_NAME.get(reason)
     kinds = limit.knobs if limit is not None else ()
+    if reason == TIMEOUT and after_training:
+        kinds = _AFTER_TRAINING
     if not kinds or not isinstance(target, ScriptTarget):
         return None
     # Imported only here: a job that passes, fails or ends at a budget with no knob

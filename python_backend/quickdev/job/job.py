@@ -234,7 +234,8 @@ def _run_with_limits(
         result.status, result.stop_reason, exit_code = "passed", "completed", EXIT_PASSED
     except StopJob as stop:
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
-        result.stop_advice = advice_for(stop.reason, target, _batches(options))
+        after_training = recorder is not None and recorder.trained_then_evaluated()
+        result.stop_advice = advice_for(stop.reason, target, _batches(options), after_training)
     except NonFiniteFound as found:
         # The hunt's answer is a failure of the script, at the line that made the value.
         result.status, result.stop_reason, exit_code = "failed", NONFINITE, EXIT_FAILED

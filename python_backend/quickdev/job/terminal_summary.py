@@ -29,7 +29,11 @@ def _outputs(result: JobResult) -> list[str]:
         if output.written is None:
             lines.append(f"  deleted {_short(output.requested)}: put back")
         elif output.change == "redirected":
-            lines.append(f"  saved {_short(output.requested)} → {_short(output.written)} instead")
+            # A framework's folder, moved before anything was written: Lightning's root is
+            # often the working folder itself (".").
+            asked = _short(output.requested)
+            asked = "the working folder" if asked == "." else asked
+            lines.append(f"  files for {asked} written to {_short(output.written)} instead")
         else:
             lines.append(
                 f"  changed {_short(output.requested)}: put back; the job's version is kept"

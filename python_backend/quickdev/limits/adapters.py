@@ -55,6 +55,9 @@ class AdapterLimits:
     ) -> None:
         self.placer.recorder.settings_overridden(owner, before, after)
 
+    def setting_changed(self, line: str) -> None:
+        self.placer.recorder.setting_changed(line)
+
 
 def install(limits: AdapterLimits) -> None:
     """Every framework's limits, each patched in when (and if) the script imports it."""

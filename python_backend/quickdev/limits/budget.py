@@ -240,12 +240,15 @@ class Budget:
         where = self.loops.where_pass_starts() if self.train_passes is not None else ()
         return beyond, where
 
-    def pass_ended(self, beyond: bool, where: tuple[Place, ...], trained: int | None) -> None:
-        """A pass ended; ``trained``: the loader's passes that trained, counting this one,
-        when it took training steps (else None)."""
+    def pass_ended(self, beyond: bool) -> None:
+        """A pass ended that ``pass_starting`` said was ``beyond`` the budget, or not."""
         self._passes_beyond -= beyond
-        if trained is not None and self.beyond_train_passes(trained):
-            self.loops.training_pass_ended(where, trained)
+
+    def pass_trained(self, where: tuple[Place, ...], passes: int) -> None:
+        """A pass that began ``where`` trained (its loader has trained ``passes`` passes,
+        this one counted): at the budget, the loops around where it began end."""
+        if self.beyond_train_passes(passes):
+            self.loops.training_pass_ended(where, passes)
 
     def training_forward(self, most_passes: int) -> None:
         """Before a training forward; ``most_passes``: the most passes any loader trained."""

@@ -70,6 +70,7 @@ class PassStart:
     """What ``Recorder.pass_ended`` needs of the pass's start."""
 
     steps: int
+    training_forwards: int  # the recorder's count when it started
     beyond: bool  # beyond the train_passes budget when it started
     where: tuple[Place, ...]  # the user's loops around where it started
 
@@ -115,6 +116,10 @@ class Recorder:
         self.eval_forwards = 0
         self._evals_since_step = 0
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
+        # A pass that ended before any step: a read-ahead loader's (accelerate) whose step
+        # comes right after, with gradient accumulation over the whole pass.
+        self._ended_before_its_step: tuple[LoaderStats, PassStart] | None = None
+        self._training_forwards = 0
         # --find-nonfinite: the hunt, and what it found.
         self.nonfinite: NonfiniteWatch | None = None
         self.first_nonfinite: NonfiniteOrigin | None = None
@@ -160,22 +165,31 @@ class Recorder:
     def pass_starting(self, stats: LoaderStats) -> PassStart:
         """A pass over a loader begins. Returns what ``pass_ended`` needs: the step count,
         and what the budget said of the pass (``Budget.pass_starting``)."""
+        self._ended_before_its_step = None  # a new pass came first: that one did not train
         beyond, where = self.budget.pass_starting(self._training_passes.get(id(stats), 0))
         stats.passes += 1
         self._open_passes += 1
-        return PassStart(self.steps, beyond, where)
+        return PassStart(self.steps, self._training_forwards, beyond, where)
 
     def pass_ended(self, stats: LoaderStats, started: PassStart) -> None:
         self._open_passes -= 1
         self._pass_ended_since_step = True
-        trained = None
-        if self.steps > started.steps:  # the pass trained
-            trained = self._training_passes.get(id(stats), 0) + 1
-            self._training_passes[id(stats)] = trained
-        self.budget.pass_ended(started.beyond, started.where, trained)
+        self.budget.pass_ended(started.beyond)
+        if self.steps > started.steps:
+            self._trained(stats, started)
+        elif self._training_forwards > started.training_forwards:
+            # It fed training forwards and no step yet: the step comes next.
+            self._ended_before_its_step = (stats, started)
+
+    def _trained(self, stats: LoaderStats, started: PassStart) -> None:
+        """A pass over ``stats``' loader trained: an epoch of it."""
+        passes = self._training_passes.get(id(stats), 0) + 1
+        self._training_passes[id(stats)] = passes
+        self.budget.pass_trained(started.where, passes)
 
     def training_forward(self) -> None:
         """Before a training forward (train mode, grad on) of the top module."""
+        self._training_forwards += 1
         self._phase_is(TRAIN)
         self.budget.training_forward(max(self._training_passes.values(), default=0))
 
@@ -196,6 +210,11 @@ class Recorder:
         self.training_forward()
         now = time.perf_counter()
         loop_step = self.in_loop_without_loader()
+        if self._ended_before_its_step is not None:
+            # Its batches fed this step (a read-ahead loader ended the pass before it): the
+            # pass trained.
+            ended, self._ended_before_its_step = self._ended_before_its_step, None
+            self._trained(*ended)
         if loop_step:
             self.loop_steps += 1
         self._pass_ended_since_step = False
@@ -223,6 +242,11 @@ class Recorder:
         self.eval_forwards += 1
         self._evals_since_step += 1
         self.budget.eval_forward()
+
+    def trained_then_evaluated(self) -> bool:
+        """Whether the script trained and what runs now is evaluation or sampling (the
+        model's forwards in eval mode or without grad since): training is over."""
+        return self.steps > 0 and self._phase == EVAL
 
     def _phase_is(self, phase: str) -> None:
         if phase != self._phase:

@@ -130,12 +130,22 @@ class _TopModules:
     """The top module's forward hook, on the module and on the copies the script makes of
     it: the best checkpoint loaded back whole for the test phase (``torch.load``), an EMA
     model (``copy.deepcopy``). A copy is saved without the hook: it cannot be pickled,
-    and a file saved with it would need Quickdev to load."""
+    and a file saved with it would need Quickdev to load.
+
+    Its direct submodules with parameters are watched too, for the calls the script makes
+    of them outside the top module's forward: a diffusion model samples by calling its
+    denoiser (``self.model(x, t)``) from ``sample()``, a thousand times, never through its
+    own ``forward``. Those count as evaluation forwards, bounded as an evaluation loop is.
+    They are watched on their class's ``__call__`` (classes of the script or a library,
+    not torch's own layers), not with a hook in the module: a hook would be pickled with
+    the module by a class with a ``__getstate__`` of its own (an ``nn.LSTM``)."""
 
     def __init__(self, patcher: Patcher, recorder: Recorder) -> None:
         self.patcher = patcher
         self.recorder = recorder
         self.top_class: type[nn.Module] | None = None
+        self.running = 0  # forwards of a top module under way
+        self._part_classes: set[type[nn.Module]] = set()
 
     def found(self, module: nn.Module) -> None:
         self.top_class = type(module)
@@ -162,18 +172,50 @@ class _TopModules:
 
     def watch(self, module: nn.Module) -> None:
         recorder = self.recorder
+        watch = self
 
         @job_hook
         def before_forward(module: nn.Module, args: Any) -> None:
             _before_top_forward(module, recorder)
+            watch.running += 1  # after: a budget that ends the job here runs no forward
 
-        # What register_forward_pre_hook does, done directly (see above): a handle id of
-        # torch's own numbering, the hook in the module's dict.
-        hooks = module._forward_pre_hooks
+        @job_hook
+        def after_forward(module: nn.Module, args: Any, output: Any) -> None:
+            watch.running = max(watch.running - 1, 0)
+
+        self._add(module._forward_pre_hooks, before_forward)
+        key = self._add(module._forward_hooks, after_forward)
+        module._forward_hooks_always_called[key] = True
+        for part in module.children():
+            if _has_parameters(part):
+                self._watch_part_class(type(part))
+
+    def _watch_part_class(self, part_class: type[nn.Module]) -> None:
+        if part_class in self._part_classes or part_class.__module__.startswith("torch."):
+            return
+        self._part_classes.add(part_class)
+        original_call = part_class.__call__
+        recorder = self.recorder
+        watch = self
+
+        def __call__(part: nn.Module, *args: Any, **kwargs: Any) -> Any:
+            # Outside the top module's forward: the script's own call of the part.
+            outside = not watch.running and not recorder.paused
+            if outside and (not part.training or not torch.is_grad_enabled()):
+                mark_call_site()  # the user's sampling line, in a profile
+                recorder.eval_forward()
+            return original_call(part, *args, **kwargs)
+
+        self.patcher.set(part_class, "__call__", __call__)
+
+    def _add(self, hooks: dict[int, Any], hook: Callable[..., Any]) -> int:
+        """What register_forward_(pre_)hook does, done directly (see above): a handle id
+        of torch's own numbering, the hook in the module's dict."""
         key = RemovableHandle.next_id
         RemovableHandle.next_id += 1
-        hooks[key] = before_forward
+        hooks[key] = hook
         self.patcher.on_undo(lambda: _drop(hooks, key))
+        return key
 
 
 def _drop(hooks: dict[int, Any], key: int) -> None:

@@ -11,7 +11,7 @@ import os
 from quickdev.rundir import option_table
 from quickdev.rundir.layout import ORIGINALS_DIR
 from quickdev.rundir.option_table import MAX_STEPS
-from quickdev.rundir.result import EndedLoop, JobResult
+from quickdev.rundir.result import DeviceRemaps, EndedLoop, JobResult
 
 
 def changes(result: JobResult) -> list[str]:
@@ -28,11 +28,8 @@ def changes(result: JobResult) -> list[str]:
     if result.device is not None and result.device.remaps:
         counts = ", ".join(f"{idiom} {n}" for idiom, n in result.device.remaps.items())
         lines.append(f"device: {result.device.actual} instead of what the script asked ({counts})")
-    if result.device is not None and result.device.answered:
-        asked = ", ".join(f"{query}() {n}" for query, n in result.device.answered.items())
-        lines.append(
-            f"cuda: answered as one CUDA device, stood in on the {result.device.actual} ({asked})"
-        )
+    if result.device is not None:
+        lines += _cuda_lines(result.device, result.cwd)
     for choice in result.device.autocast if result.device is not None else []:
         off = " (autocast off)" if choice.get("ran") == "float32" else ""
         lines.append(
@@ -56,27 +53,96 @@ def changes(result: JobResult) -> list[str]:
     return lines
 
 
-_ROLE = {"training": "training loop", "evaluation": "evaluation loop", "epoch": "epoch loop"}
+_ROLE = {
+    "training": "training loop",
+    "evaluation": "evaluation loop",
+    "sampling": "sampling loop",
+    "epoch": "epoch loop",
+}
 _ONE = {"steps": "step", "forwards": "forward", "passes": "pass"}
+# What a loop cut short leaves behind, said where the user reads the loop's line.
+_CUT_SHORT = {
+    # nanoGPT's estimate_loss() fills a tensor sized for all its forwards and takes its
+    # mean: cut short, the figure printed is over fewer forwards, and a "best so far"
+    # check on it may go either way.
+    "evaluation": "a figure it computes over all its forwards (a mean, an accuracy) "
+    "covers these {count} only",
+    "sampling": "what it generates is cut short, not what a full run makes",
+}
 
 
 def ended_loop_line(loop: EndedLoop, cwd: str = "") -> str:
     """``train.py:42 training loop ended after 2 steps (loop_steps)``; the file relative to
-    the job's working directory when it is under it. An evaluation loop's line warns that
-    what it averages over its planned forwards is off."""
+    the job's working directory when it is under it (a library's, to its package). An
+    evaluation or sampling loop's line says what being cut short does to what it makes."""
     unit = _ONE.get(loop.unit, loop.unit) if loop.count == 1 else loop.unit
-    what = _ROLE.get(loop.role, "loop around it")
+    what = _ROLE.get(loop.role) or _around(loop)
+    if loop.library:
+        what += " (in a library the script calls)"
     times = f", {loop.times} times" if loop.times > 1 else ""
-    file = loop.file
-    if cwd and os.path.isabs(file) and file.startswith(cwd.rstrip(os.sep) + os.sep):
-        file = os.path.relpath(file, cwd)
+    file = _library_path(loop.file) if loop.library else _shown(loop.file, cwd)
     line = f"{file}:{loop.line} {what} ended after {loop.count} {unit}{times} ({loop.budget})"
-    if loop.role == "evaluation":
-        # nanoGPT's estimate_loss() fills a tensor sized for all its forwards and takes
-        # its mean: cut short, the figure printed is off, and a "best so far" check on it
-        # may go either way. Said where the user reads the loop line.
-        line += ": figures it computes over all the forwards it planned (a mean) are off"
+    if loop.role in _CUT_SHORT:
+        line += ": " + _CUT_SHORT[loop.role].format(count=loop.count)
     return line
+
+
+def _library_path(file: str) -> str:
+    """A library's file from its package on: ``denoising_diffusion_pytorch/model.py``."""
+    parts = file.replace(os.sep, "/").split("/")
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            return "/".join(parts[len(parts) - parts[::-1].index(marker) :])
+    return file
+
+
+def _shown(file: str, cwd: str) -> str:
+    """``file`` relative to the job's working directory when it is under it."""
+    if cwd and os.path.isabs(file) and file.startswith(cwd.rstrip(os.sep) + os.sep):
+        return os.path.relpath(file, cwd)
+    return file
+
+
+def _around(loop: EndedLoop) -> str:
+    """An enclosing loop, named by the loop ended inside it: ``loop around line 60`` in
+    the same file, ``loop around trainer.py:60`` in another."""
+    if not loop.around:
+        return "outer loop"
+    file, _, line = loop.around.rpartition(":")
+    inner = f"line {line}" if file == loop.file else f"{os.path.basename(file)}:{line}"
+    return f"loop around {inner}"
+
+
+def _cuda_lines(device: DeviceRemaps, cwd: str) -> list[str]:
+    """What the script asked of CUDA and was told: ``cuda: torch.cuda.is_available() (asked
+    once) answered as on a machine with one CUDA device, stood in on the cpu``; and each
+    check for more devices that was answered yes."""
+    lines = []
+    if device.answered:
+        asked = ", ".join(f"{query}() ({_times(n)})" for query, n in device.answered.items())
+        count = device.cuda_devices
+        machine = "one CUDA device" if count == 1 else f"{count} CUDA devices, one per rank"
+        lines.append(
+            f"cuda: {asked} answered as on a machine with {machine}, "
+            f"stood in on the {device.actual}"
+        )
+    for where, needed in device.needed.items():
+        file, _, line = where.rpartition(":")
+        lines.append(
+            f"cuda: the script's check for {needed} CUDA devices at {_shown(file, cwd)}:{line} "
+            f"answered yes; each device index stands in on the {device.actual}"
+        )
+    for where, needed in device.declined.items():
+        file, _, line = where.rpartition(":")
+        lines.append(
+            f"cuda: the script's check for {needed} CUDA devices at {_shown(file, cwd)}:{line} "
+            "answered no: the stand-in gives at most 8"
+        )
+    return lines
+
+
+def _times(n: int) -> str:
+    return "asked once" if n == 1 else f"asked {n} times"
 
 
 def _hunt_text(result: JobResult) -> str:

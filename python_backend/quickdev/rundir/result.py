@@ -69,12 +69,17 @@ class DeviceRemaps:
     # ...) -> calls remapped; a count of 0 never appears.
     remaps: dict[str, int] = field(default_factory=dict)
     # Availability queries ("torch.cuda.is_available", "torch.cuda.device_count", ...)
-    # the script asked and the CUDA stand-in answered as one CUDA device would -> times.
+    # the script asked and the CUDA stand-in answered as a CUDA machine would -> times.
     answered: dict[str, int] = field(default_factory=dict)
     # CUDA autocast regions on a CPU: {"asked": "cuda float16", "ran": "float32" (autocast
     # off) | "bfloat16" | "float16", "why": "float32 is fastest on this CPU (bfloat16 0.80×,
     # float16 0.35× its speed)"}, one per dtype asked (limits/device/autocast.py).
     autocast: list[dict[str, str]] = field(default_factory=list)
+    cuda_devices: int = 1  # the CUDA devices the script was told it has (one per local rank)
+    # The script's checks for more devices ("file:line" -> devices), answered yes.
+    needed: dict[str, int] = field(default_factory=dict)
+    # Checks for more devices than the stand-in gives (over 8), answered no.
+    declined: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -208,13 +213,16 @@ class EndedLoop:
 
     file: str
     line: int  # the loop statement's first line
-    # training: the loop around the step; evaluation: around the forwards; epoch: around a
-    # pass over the training loader; enclosing: a loop around one of those.
+    # training: the loop around the step (or one taking a batch of the loader each time
+    # round); evaluation: around the forwards; epoch: around a pass over the training
+    # loader; enclosing: a loop around one of those (``around``).
     role: str
     budget: str  # the budget that ended it (a stop_reason value: loop_steps, eval_forwards …)
     count: int  # how many of the budget's units had run when it was told to end
     unit: str  # steps | forwards | passes
     times: int = 1  # a loop ended again (an evaluation loop called every epoch)
+    around: str | None = None  # an enclosing loop's inner loop, "file:line"
+    library: bool = False  # a library's loop the script drives (limits/loops/library.py)
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """An accelerate training loop: prepared model, optimizer and loaders, 5 epochs, an
-evaluation pass each epoch, the state and the model saved at the end."""
+evaluation pass each epoch with its predictions gathered for the metric
+(``gather_for_metrics``), the state and the model saved at the end."""
 
 import torch
 from accelerate import Accelerator
@@ -26,8 +27,13 @@ for epoch in range(5):
         optimizer.step()
         optimizer.zero_grad()
     model.eval()
-    with torch.no_grad():
-        total = sum(torch.nn.functional.mse_loss(model(x), y).item() for x, y in eval_loader)
-    accelerator.print(f"epoch {epoch}: eval {total:.3f}")
+    errors = []
+    for x, y in eval_loader:
+        with torch.no_grad():
+            predictions = model(x)
+        predictions, targets = accelerator.gather_for_metrics((predictions, y))
+        errors.append((predictions - targets).pow(2))
+    accelerator.print(f"epoch {epoch}: eval {torch.cat(errors).mean():.3f}")
 accelerator.save_state("checkpoints/state")
 accelerator.save_model(model, "checkpoints/model")
+accelerator.print(f"FINAL: {len(errors)} eval batches gathered, state and model saved")

@@ -79,8 +79,13 @@ class DeviceEngine:
         # The CUDA autocast regions open on each thread, innermost last (autocast.py), as
         # the script asked them, whatever the CPU computes them in.
         self._cuda_regions = threading.local()
-        # Availability queries the script asked, answered as one CUDA device would.
+        # Availability queries the script asked, answered as a CUDA machine would.
         self.answered: Counter[str] = Counter()
+        self.cuda_devices = 1  # how many CUDA devices the script is told it has
+        # The script's checks for more devices, answered as a machine with them would:
+        # "file:line" -> devices (availability.DeviceCount).
+        self.needed: dict[str, int] = {}
+        self.declined: dict[str, int] = {}  # checks for more than the stand-in gives
         # What each CUDA autocast dtype ran as on the CPU (autocast.py), for the result.
         self.autocast: list[dict[str, str]] = []
 
@@ -91,6 +96,9 @@ class DeviceEngine:
             remaps=dict(self.remaps),
             answered=dict(self.answered),
             autocast=list(self.autocast),
+            cuda_devices=self.cuda_devices,
+            needed=dict(self.needed),
+            declined=dict(self.declined),
         )
 
     def enter_cuda_autocast(self, lowers_to: torch.dtype | None) -> None:

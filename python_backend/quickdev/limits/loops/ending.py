@@ -23,7 +23,15 @@ from __future__ import annotations
 import sys
 from types import FrameType
 
-from quickdev.limits.loops.marks import Marks, Place, places, running_frames, stack_ids
+from quickdev.limits.loops import library
+from quickdev.limits.loops.marks import (
+    Marks,
+    Place,
+    add_ended,
+    places,
+    running_frames,
+    stack_ids,
+)
 from quickdev.limits.loops.table import Loop, LoopTables
 from quickdev.limits.stop import StopJob
 from quickdev.rundir.option_table import EVAL_FORWARDS, MAX_STEPS, TRAIN_PASSES
@@ -45,6 +53,7 @@ class LoopEnder:
         self._eval_ended_in: dict[tuple[str, int], FrameType] = {}
         self._passes_ended = False
         self._training_runs: dict[tuple[str, int], int] = {}  # loop -> times a step budget ended it
+        self.library = library.LibraryEnder()  # a library's loop told to end (one at a time)
 
     @property
     def ended(self) -> list[EndedLoop]:
@@ -59,6 +68,7 @@ class LoopEnder:
         """The script is done: record what ended, tell nothing more to end."""
         self.marks.refresh()
         self.marks.withdraw_all()
+        self.library.disarm()
 
     # --- step budgets ----------------------------------------------------------------
 
@@ -94,7 +104,7 @@ class LoopEnder:
         self._steps_ended[budget] = count
         inner = found[0]
         loop = inner.loops[0]
-        self._mark(inner, loop, "training", budget, since, "steps")
+        first = self._mark(inner, loop, "training", budget, since, "steps")
         key = (inner.frame.f_code.co_filename, loop.index)
         runs = self._training_runs[key] = self._training_runs.get(key, 0) + 1
         if budget == MAX_STEPS or (epochs is not None and runs >= epochs):
@@ -108,11 +118,12 @@ class LoopEnder:
                 raise StopJob(budget)  # run again past its epochs, with nothing around to end
             # Its epoch loop (the loop around it, for loop_steps), then the others.
             role = "enclosing" if budget == MAX_STEPS else "epoch"
+            inside = first  # each loop ended names the one ended inside it
             for place, outer in around:
                 if role == "epoch":
-                    self._mark(place, outer, role, budget, runs, "passes")
+                    inside = self._mark(place, outer, role, budget, runs, "passes")
                 else:
-                    self._mark(place, outer, role, budget, since, "steps")
+                    inside = self._mark(place, outer, role, budget, since, "steps", inside)
                 role = "enclosing"
         return True
 
@@ -126,9 +137,16 @@ class LoopEnder:
         if in_a_row > EVAL_OVERRUN * limit:
             raise StopJob(EVAL_FORWARDS)
         self._refresh()
-        waiting = any(m.ended.budget == EVAL_FORWARDS for m in self.marks.pending)
+        waiting = self.library.armed is not None or any(
+            m.ended.budget == EVAL_FORWARDS for m in self.marks.pending
+        )
         if since < limit and not waiting:
             return False
+        around = library.innermost(sys._getframe(1), self.tables.has_file)
+        if around is not None:
+            ended = self._library_forward(*around, since, limit)
+            if ended is not None:
+                return ended
         found = _loops_here(self.tables)
         if not found:
             if since > limit:
@@ -142,18 +160,57 @@ class LoopEnder:
             return False
         if since < limit:
             return False
-        self._mark(inner, loop, "evaluation", EVAL_FORWARDS, since, "forwards")
+        role = _evaluation_role(inner.frame.f_code.co_name)
+        first = self._mark(inner, loop, role, EVAL_FORWARDS, since, "forwards")
         if self._eval_ended_in.get(_eval_key(inner.frame, loop)) is inner.frame:
-            self._end_around(found, EVAL_FORWARDS, since)
+            self._end_around(found, EVAL_FORWARDS, since, first)
         return True
 
-    def _end_around(self, found: list[Place], budget: str, count: int) -> None:
+    def _library_forward(
+        self, frame: FrameType, loop: library.LibraryLoop, since: int, limit: int
+    ) -> bool | None:
+        """An evaluation forward inside a library's loop (diffusion sampling, a
+        ``generate()``): ends that loop at its head after ``limit`` forwards (True), or lets
+        it go on within the budget (False). None where it cannot: the user's loops are then
+        ended, or the script stopped, as for any code the job cannot end."""
+        armed = self.library.armed
+        if armed is not None:
+            # Told to end and not yet at its head: within the budget it finishes the round.
+            return False if armed == (id(frame), loop) and since <= limit else None
+        if since < limit:
+            return False
+        ended = EndedLoop(
+            loop.file,
+            loop.line,
+            _evaluation_role(loop.function),
+            EVAL_FORWARDS,
+            since,
+            "forwards",
+            library=True,
+        )
+        users = _loops_here(self.tables)  # the user's loops around the library's call
+        key = (loop.file, -loop.line)
+
+        def jumped() -> None:
+            add_ended(self.marks.ended, ended)
+            if users and self._eval_ended_in.get(key) is users[0].frame:
+                # Ended again from the same frame: the user's loop around the call ends too.
+                outer = users[0].loops[0]
+                where = f"{loop.file}:{loop.line}"
+                self._mark(users[0], outer, "enclosing", EVAL_FORWARDS, since, "forwards", where)
+            if users:
+                self._eval_ended_in[key] = users[0].frame
+
+        return True if self.library.end(frame, loop, jumped) else None
+
+    def _end_around(self, found: list[Place], budget: str, count: int, first: str) -> None:
         """Also end the loop around the innermost one (in its frame, else further out)."""
         inner = found[0]
         if len(inner.loops) > 1:
-            self._mark(inner, inner.loops[1], "enclosing", budget, count, "forwards")
+            self._mark(inner, inner.loops[1], "enclosing", budget, count, "forwards", first)
         elif len(found) > 1:
-            self._mark(found[1], found[1].loops[0], "enclosing", budget, count, "forwards")
+            outer = found[1].loops[0]
+            self._mark(found[1], outer, "enclosing", budget, count, "forwards", first)
 
     # --- passes over the training loader ---------------------------------------------
 
@@ -164,44 +221,57 @@ class LoopEnder:
     def training_pass_ended(self, started: tuple[Place, ...], passes: int) -> None:
         """A pass that trained ended and the loader has ``passes`` such passes, the budget
         or more: end the loops around where the pass began (the epoch loop and those
-        around it), but not the loop that iterated the loader (it is done)."""
+        around it), but not the loop that iterated the loader (it is done), nor a
+        generator's (lucidrains' ``cycle(dl)``): a generator that ended would raise
+        StopIteration at its consumer's ``next()``; its consumer's loops end. The innermost
+        loop, where it asked for the pass's first batch in its body (``next(it)``, not a
+        ``for`` over the loader), takes a batch per iteration: it is the training loop."""
         self._refresh()
         live = stack_ids()
-        role = "epoch"
-        for place in started:
-            if id(place.frame) not in live:
-                continue
+        inside: str | None = None  # the loop ended last: the next one is around it
+        around = [p for p in started if id(p.frame) in live and not _generator(p.frame)]
+        for place in around:
             for loop in place.loops:
                 if loop.drives(place.line) or self.marks.find(place.frame, loop) is not None:
                     continue
-                self._mark(place, loop, role, TRAIN_PASSES, passes, "passes")
-                role = "enclosing"
+                if inside is None:
+                    fetches = place is around[0] and loop is place.loops[0]
+                    role = "training" if fetches else "epoch"
+                else:
+                    role = "enclosing"
+                inside = self._mark(place, loop, role, TRAIN_PASSES, passes, "passes", inside)
                 self._passes_ended = True
 
     def training_in_extra_pass(self, passes: int, limit: int) -> None:
-        """A training forward in a pass beyond the budget: a later training phase may take
-        one more pass (its loops end after it); otherwise the script is stopped."""
-        self._refresh()
-        pending = self.marks.on_stack(TRAIN_PASSES)
-        if not self._passes_ended or pending or passes >= OVERRUN * limit:
+        """A training forward in a pass beyond the budget. Allowed once the loops around
+        the training were told to end: an endless trainer that re-iterates its loader in
+        the iteration it was told to end after (makemore's ``InfiniteDataLoader``,
+        minGPT's ``except StopIteration: data_iter = iter(loader)``) trains on that batch
+        and its loop ends at its head; a later training phase may take one more pass.
+        Stopped where no loop was ended, and once the passes overrun the budget (a loop
+        the job cannot reach keeps iterating the loader)."""
+        if not self._passes_ended or passes >= OVERRUN * limit:
             raise StopJob(TRAIN_PASSES)
 
     # ---------------------------------------------------------------------------------
 
     def _mark(
-        self, place: Place, loop: Loop, role: str, budget: str, count: int, unit: str
-    ) -> None:
-        if self.marks.find(place.frame, loop) is not None:
-            return
-        ended = EndedLoop(
-            file=place.frame.f_code.co_filename,
-            line=loop.line,
-            role=role,
-            budget=budget,
-            count=count,
-            unit=unit,
-        )
-        self.marks.add(place.frame, loop, ended, place.line)
+        self,
+        place: Place,
+        loop: Loop,
+        role: str,
+        budget: str,
+        count: int,
+        unit: str,
+        around: str | None = None,
+    ) -> str:
+        """Tell ``loop`` to end in ``place``'s frame; returns it as ``file:line`` (what a
+        loop around it names as the loop it is ``around``)."""
+        file = place.frame.f_code.co_filename
+        if self.marks.find(place.frame, loop) is None:
+            ended = EndedLoop(file, loop.line, role, budget, count, unit, around=around)
+            self.marks.add(place.frame, loop, ended, place.line)
+        return f"{file}:{loop.line}"
 
     def _refresh(self) -> None:
         if not self.marks.pending and not self._eval_ended_in:
@@ -214,6 +284,20 @@ class LoopEnder:
         for key, frame in list(self._eval_ended_in.items()):
             if id(frame) not in running:
                 del self._eval_ended_in[key]
+
+
+# A generator's frame: ending its loop ends the generator.
+_GENERATOR = 0x20 | 0x200  # CO_GENERATOR | CO_ASYNC_GENERATOR
+
+
+def _generator(frame: FrameType) -> bool:
+    return bool(frame.f_code.co_flags & _GENERATOR)
+
+
+def _evaluation_role(function: str) -> str:
+    """How a loop of forwards without training is named: sampling (``generate``,
+    ``p_sample_loop``) or evaluation."""
+    return "sampling" if library.is_sampling(function) else "evaluation"
 
 
 def _eval_key(frame: FrameType, loop: Loop) -> tuple[str, int]:

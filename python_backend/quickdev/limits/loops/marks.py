@@ -116,7 +116,7 @@ class Marks:
         for mark in self.pending:
             if mark.reached():
                 reached.append(mark)
-                _add_ended(self.ended, mark.ended)
+                add_ended(self.ended, mark.ended)
             elif mark.frame_id in live or mark.suspendable:
                 keep.append(mark)
             else:
@@ -155,7 +155,7 @@ def running_frames(depth: int = 1) -> dict[int, FrameType]:
     return frames
 
 
-def _add_ended(ended: list[EndedLoop], new: EndedLoop) -> None:
+def add_ended(ended: list[EndedLoop], new: EndedLoop) -> None:
     """One entry per loop and budget; a loop ended again (an evaluation loop called each
     epoch) counts its times."""
     for entry in ended:
