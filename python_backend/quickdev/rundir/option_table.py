@@ -22,8 +22,9 @@ reaches them all).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 # "count": a whole number; "seconds": a number of seconds.
 Kind = Literal["count", "seconds"]
@@ -217,3 +218,19 @@ LIMITS: tuple[Limit, ...] = (
 )
 
 BY_NAME: dict[str, Limit] = {limit.name: limit for limit in LIMITS}
+
+
+def no_bounds() -> dict[str, Value | None]:
+    """Every limit, by name, bounding nothing."""
+    return dict.fromkeys((limit.name for limit in LIMITS), None)
+
+
+def by_key(values: Mapping[str, Value | None]) -> dict[str, Value | None]:
+    """Limits by name as result.json's ``limits`` has them: by their keys there."""
+    return {BY_NAME[name].result_key: value for name, value in values.items()}
+
+
+def from_keys(data: Mapping[str, Any]) -> dict[str, Value | None]:
+    """The limits of result.json's ``limits``, by name; one missing bounds nothing."""
+    found = {limit.name: data[limit.result_key] for limit in LIMITS if limit.result_key in data}
+    return no_bounds() | found

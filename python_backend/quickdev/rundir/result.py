@@ -24,16 +24,12 @@ SCHEMA_VERSION = 1
 Status = Literal["running", "passed", "failed", "stopped", "killed", "error"]
 
 
-def _no_bounds() -> dict[str, Value | None]:
-    return dict.fromkeys((limit.name for limit in option_table.LIMITS), None)
-
-
 @dataclass
 class Limits:
     # The option table's limits (rundir/option_table.py) the job ran under, by name; None:
     # no bound. result.json has them flat beside the fields below, by their keys there
     # (batches, max_steps, timeout_s, train_passes, loop_steps, eval_forwards).
-    values: dict[str, Value | None] = field(default_factory=_no_bounds)
+    values: dict[str, Value | None] = field(default_factory=option_table.no_bounds)
     device: str = "cpu"
     # The script's own epochs options that the job set to 1 (left at their defaults).
     one_epoch_options: list[str] = field(default_factory=list)
@@ -45,18 +41,12 @@ class Limits:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        values = data.pop("values")
-        return {
-            option_table.BY_NAME[name].result_key: value for name, value in values.items()
-        } | data
+        return option_table.by_key(data.pop("values")) | data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Limits:
-        values = _no_bounds()
-        for limit in (limit for limit in option_table.LIMITS if limit.result_key in data):
-            values[limit.name] = data[limit.result_key]
         known = {f.name for f in fields(cls)} - {"values"}
-        return cls(values=values, **{k: v for k, v in data.items() if k in known})
+        return cls(option_table.from_keys(data), **{k: v for k, v in data.items() if k in known})
 
 
 @dataclass
