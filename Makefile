@@ -5,10 +5,11 @@ BIN := $(VENV)/bin
 LOCK := requirements/dev.lock
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest venv clean
+.PHONY: demo test lint typecheck pytest venv clean compat
 
 # Everything a fresh machine needs for the Python side: a venv with the pinned packages.
 $(STAMP): pyproject.toml $(LOCK)
+	@echo "Setting up $(VENV) with the pinned packages (torch, Lightning, the checkers): a few minutes the first time, silent while pip works"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e '.[dev]'
 	touch $@
@@ -42,6 +43,14 @@ test: system-deps lint typecheck pytest ext-check e2e
 
 clean:
 	rm -rf $(VENV) .quickdev .mypy_cache .ruff_cache .pytest_cache
+
+# The smoke suite on every torch release of the tested range (docs/compat.md), each in a
+# venv of its own under .compat/ where the project is installed as a user installs it.
+# Not part of `make test`: each torch is a download of several GB. COMPAT_ARGS passes
+# options on (`--torch 2.11.0`, `--prune`, `--ref COMMIT`; see tools/compat/compat.py).
+COMPAT_ARGS ?=
+compat: $(STAMP)
+	$(BIN)/python tools/compat/compat.py $(COMPAT_ARGS)
 
 # Debian packages the browser, VS Code and attach tests need (root; skipped when present).
 SYSTEM_PACKAGES := chromium ripgrep libkrb5-dev gdb
@@ -100,9 +109,11 @@ bundle: $(STAMP)
 	rm -rf bundled/libs/bin
 	find bundled -name __pycache__ -prune -exec rm -rf {} +
 
+# The README links to docs/ and shows docs/images/ by relative paths, which the VSIX carries
+# (.vscodeignore): with no repository to point them at, vsce is told to leave them as they are.
 vsix: ext-build bundle
 	node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository \
-	  --out $(VSIX)
+	  --no-rewrite-relative-links --out $(VSIX)
 	@echo "built $(VSIX)"
 
 # End-to-end tests in a real VS Code: code-server (pinned, installed under .tools/) driven by
@@ -122,3 +133,15 @@ $(E2E_NODE_STAMP): tests/e2e/package.json tests/e2e/package-lock.json
 
 e2e: system-deps $(STAMP) code-server $(E2E_NODE_STAMP) vsix
 	cd tests/e2e && QUICKDEV_VSIX=$(abspath $(VSIX)) node --test --test-concurrency=1 journey.test.mjs
+
+# The README's pictures: the same journey, saving the parts of the editor it shows as
+# docs/images/*.png (tests/e2e/lib/docImages.mjs).
+.PHONY: e2e-images
+e2e-images: export QUICKDEV_E2E_DOC_IMAGES = 1
+e2e-images: e2e
+
+# The memory forecast's examples in docs/forecast.md, from real runs (minutes: each runs the
+# script's first training step on this machine).
+.PHONY: docs-forecast
+docs-forecast: $(STAMP)
+	$(BIN)/python tools/forecast_examples.py

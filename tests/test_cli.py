@@ -22,7 +22,10 @@ def quickdev(*args: str) -> subprocess.CompletedProcess[str]:
         (["run", "--batches", "two", "train.py"], "whole number"),
         (["run", "--wait-for-client", "train.py"], "--wait-for-client needs --listen"),
         (["run", "--listen", "host:port", "train.py"], "[HOST:]PORT"),
-        (["run", "--memory-forecast", "24TB", "train.py"], "not a size in GB (24, 40GB)"),
+        (
+            ["run", "--memory-forecast", "24TB", "train.py"],
+            "not a size in GB (24, 40GB; at most 512)",
+        ),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: list[str], expected: str) -> None:
@@ -42,6 +45,33 @@ def test_what_follows_the_script_is_the_scripts_as_with_python(tmp_path: Path) -
     )
     assert proc.returncode == 0, proc.stderr
     assert "ARGV ['config/x.py', '--batches=9']" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("after_script", "argv"),
+    [
+        # The contract: the first `--` right after the script is quickdev's.
+        (["--", "--lr", "1"], ["--lr", "1"]),
+        # A `--` after it is the script's, as `python train.py -- --x` passes ['--', '--x'].
+        (["--", "--", "--x"], ["--", "--x"]),
+        # With no `--` first, everything after the script is the script's, as with python:
+        # `python train.py --x -- --y` passes ['--x', '--', '--y'].
+        (["--x", "--", "--y"], ["--x", "--", "--y"]),
+        (["a", "--", "b", "--"], ["a", "--", "b", "--"]),
+    ],
+)
+def test_a_standalone_double_dash_meant_for_the_script_is_passed_on(
+    tmp_path: Path, after_script: list[str], argv: list[str]
+) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import sys\nprint('ARGV', sys.argv[1:])\n")
+    python = subprocess.run(
+        [sys.executable, str(script), *argv], capture_output=True, text=True, check=True
+    )
+    assert f"ARGV {argv}" in python.stdout
+    proc = quickdev("run", "--runs-dir", str(tmp_path / "runs"), str(script), *after_script)
+    assert proc.returncode == 0, proc.stderr
+    assert f"ARGV {argv}" in proc.stdout
 
 
 def test_memory_forecast_before_the_script_leaves_the_script_the_script(tmp_path: Path) -> None:

@@ -40,8 +40,9 @@ def test_the_generated_files_are_current() -> None:
 
 
 def test_every_limit_is_in_the_generated_docs_table() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert GENERATOR.limits_table() in readme
+    # The budgets' page holds the table; the README links there.
+    budgets = (REPO / "docs" / "budgets.md").read_text(encoding="utf-8")
+    assert GENERATOR.limits_table() in budgets
     for limit in option_table.LIMITS:
         assert f"`{limit.flag} " in GENERATOR.limits_table()
 

@@ -64,7 +64,8 @@ export function formatLoss(value: number | null): string {
  */
 export function runLabel(run: RunSummary): string {
   const started = new Date(run.started);
-  const time = Number.isNaN(started.getTime()) ? "" : ` ${started.toLocaleTimeString([], { hour12: false })}`;
+  // hourCycle, not hour12: false, which writes the first hour after midnight as "24:06:03".
+  const time = Number.isNaN(started.getTime()) ? "" : ` ${started.toLocaleTimeString([], { hourCycle: "h23" })}`;
   const args = run.args?.length ? ` ${shortArguments(run.args)}` : "";
   return `${path.basename(run.script)}${args} (${run.mode})${time}`;
 }

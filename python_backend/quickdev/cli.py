@@ -205,19 +205,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
-    """Everything after the first ``--`` belongs to the user's script."""
+def _split_script_args(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """What comes before the first ``--``, and what after it (None: no ``--``)."""
     if "--" in argv:
         i = argv.index("--")
         return argv[:i], argv[i + 1 :]
-    return argv, []
+    return argv, None
 
 
-def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
-    script_args = [*ns.script_args, *script_args]
+def _script_args(ns: argparse.Namespace, after_separator: list[str] | None) -> list[str]:
+    """The script's arguments. ``SCRIPT -- ARGS``: the ``--`` right after the script is
+    quickdev's, and ARGS are the script's as they are, a ``--`` among them included
+    (``SCRIPT -- -- --x`` gives ``['--', '--x']``, as ``python SCRIPT -- --x`` does).
+    ``SCRIPT ARGS``, as with python: everything is the script's, so a ``--`` after the
+    script's first argument is passed on too."""
+    before = list(ns.script_args)
     if ns.script and ns.module:
         # python -m MODULE ARGS: the first positional is the module's first argument.
-        script_args, ns.script = [ns.script, *script_args], None
+        before, ns.script = [ns.script, *before], None
+    if after_separator is None:
+        return before
+    return [*before, "--", *after_separator] if before else after_separator
+
+
+def run_options(ns: argparse.Namespace, after_separator: list[str] | None = None) -> RunOptions:
+    script_args = _script_args(ns, after_separator)
     if not ns.script and not ns.module:
         raise UsageError("quickdev run: missing SCRIPT (or -m MODULE) to run")
     if ns.wait_for_client and not ns.listen:
@@ -273,11 +285,21 @@ def run_options(ns: argparse.Namespace, script_args: list[str]) -> RunOptions:
 
 
 def _finish_killed_jobs(runs_dir: Path | None) -> None:
-    """A job killed mid-run left the user's files changed: put them back, in one line each."""
+    """A job killed mid-run left its result at ``running`` and the user's files changed:
+    settle the one and put back the others, in one line each. A failure (a full disk) is
+    one line too: the command goes on, and the next one tries again."""
     from quickdev.limits.journal.recover import recover
+    from quickdev.rundir.killed import settle_killed
 
     for root in {DEFAULT_RUNS_DIR.resolve(), (runs_dir or DEFAULT_RUNS_DIR).resolve()}:
-        for line in recover(root):
+        try:
+            lines = [*settle_killed(root), *recover(root)]
+        except OSError as exc:
+            lines = [
+                f"quickdev: could not finish putting back what a killed run under {root} "
+                f"changed ({exc.strerror or exc}); the next quickdev command tries again"
+            ]
+        for line in lines:
             print(line, file=sys.stderr)
 
 
@@ -287,7 +309,10 @@ def main(argv: Sequence[str] | None = None, warm: WarmStart | None = None) -> in
     try:
         own, script_args = _split_script_args(args)
         ns = build_parser().parse_args(memory_forecast_alone(own))
-        _finish_killed_jobs(getattr(ns, "runs_dir", None))
+        if ns.command != "serve":
+            # The server does it itself once the editor is connected, so that the person
+            # reads it there (window/showMessage), not in a log nobody opens.
+            _finish_killed_jobs(getattr(ns, "runs_dir", None))
         if ns.command == "run":
             options = run_options(ns, script_args)
             options.warm = warm

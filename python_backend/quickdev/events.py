@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from quickdev import problems
+from quickdev import problems, unwritten
 from quickdev.rundir.result import JobResult
 
 log = logging.getLogger(__name__)
@@ -112,5 +112,11 @@ class EventHub:
         except Exception as exc:
             observer = getattr(fn, "__self__", None)
             feature = getattr(observer, "feature", None) or "a job observer"
+            if unwritten.disk_full(exc):
+                # Not Quickdev's fault, nor the script's: said with the job's other files
+                # that did not fit, in one line.
+                log.warning("%s: %s", feature, exc)
+                unwritten.failed(getattr(exc, "filename", None) or feature, exc)
+                return
             log.exception("job observer failed: %s", feature)
             problems.own_error(feature, exc)

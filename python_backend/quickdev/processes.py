@@ -157,3 +157,52 @@ def peak_rss_mb() -> float:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # Linux reports KiB, macOS bytes.
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+
+
+def memory_oom_kills(cgroup: str | None = None) -> tuple[str, int] | None:
+    """``(cgroup, count)``: how many processes the kernel's OOM killer has ended in a
+    memory cgroup (this process's by default); None where it cannot be read. A job records
+    it at its start, so that whoever finds the job dead can tell an out-of-memory kill."""
+    if cgroup is None:
+        cgroup = _memory_cgroup()
+        if cgroup is None:
+            return None
+    # cgroup v2 names the group "0::/path"; v1 "N:memory:/path" (kept as "memory:/path").
+    v1 = cgroup.startswith("memory:")
+    path = cgroup.removeprefix("memory:")
+    root = Path("/sys/fs/cgroup")
+    candidates = (
+        [root / "memory" / path.lstrip("/") / "memory.oom_control"]
+        if v1
+        else [
+            root / path.lstrip("/") / "memory.events",
+            root / "unified" / path.lstrip("/") / "memory.events",
+        ]
+    )
+    for candidate in candidates:
+        try:
+            text = candidate.read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if name == "oom_kill" and value.strip().isdigit():
+                return cgroup, int(value)
+    return None
+
+
+def _memory_cgroup() -> str | None:
+    """This process's memory cgroup as /proc/self/cgroup says it; v1's memory controller
+    first (it counts the kills where both are mounted)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    unified = None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            return f"memory:{path}"
+        if controllers == "":
+            unified = path
+    return unified

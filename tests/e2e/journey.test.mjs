@@ -8,6 +8,7 @@ import path from 'node:path';
 import { before, describe } from 'node:test';
 
 import { freshArtifacts } from './lib/artifacts.mjs';
+import { boxAround, docImage } from './lib/docImages.mjs';
 import { handWrittenPieces, readJsonc } from './lib/launchFiles.mjs';
 import { eventually } from './lib/poll.mjs';
 import { python, useSession } from './lib/session.mjs';
@@ -172,6 +173,13 @@ describe('a trusted multi-root workspace', () => {
       assert.ok(entry.includes(title), `no "${title}" lens among ${entry}`);
     }
     await workbench.screenshot('lenses-entry-point');
+    const editor = workbench.activeEditor();
+    const lines = await boxAround(
+      editor.locator('.view-line', { hasText: 'for epoch in range(args.epochs):' }).first(),
+      editor.locator('.view-line', { hasText: /^\s*main\(\)\s*$/ }).first(),
+    );
+    const left = (await editor.boundingBox()).x;
+    await docImage(workbench.page, 'code-lenses', { ...lines, x: left, width: 880 });
     await workbench.goToLine(43);
     await eventually('the "Debug this step" lens above train_step', async () =>
       (await workbench.lensesAbove('def train_step(')).some((l) => l.title === 'Debug this step'),
@@ -255,6 +263,9 @@ describe('a trusted multi-root workspace', () => {
     }, { timeout: 60_000 });
     await plugin.getByText(runId, { exact: true }).waitFor({ timeout: 30_000 });
     await workbench.screenshot('tensorboard-profiler-plugin');
+    const panel = await boxAround(page.locator('.part.editor'));
+    // The run, the view and the execution summary's table; the chart beside it would not fit.
+    await docImage(page, 'tensorboard-profiler', { ...panel, width: 936, height: Math.min(panel.height, 520) });
 
     await plugin.getByRole('button', { name: 'Overview' }).click();
     await plugin.getByRole('option', { name: 'Operator' }).click();

@@ -5,12 +5,14 @@ No downloads: data is random tensors of the right shapes."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+from torch.utils.checkpoint import checkpoint
 from torch.utils.data import DataLoader, TensorDataset
 
 DEVICE = "cuda"  # as the scripts write it; the job maps it to this machine's device
@@ -70,8 +72,17 @@ class Block(nn.Module):
 class GPT(nn.Module):
     """nanoGPT's shape: ModuleDict of embeddings and blocks, a tied head, the loss in forward."""
 
-    def __init__(self, vocab: int, block: int, layers: int, heads: int, width: int) -> None:
+    def __init__(
+        self,
+        vocab: int,
+        block: int,
+        layers: int,
+        heads: int,
+        width: int,
+        checkpointed: bool = False,
+    ) -> None:
         super().__init__()
+        self.checkpointed = checkpointed  # each block's activations recomputed in backward
         self.transformer = nn.ModuleDict(
             dict(
                 wte=nn.Embedding(vocab, width),
@@ -88,7 +99,7 @@ class GPT(nn.Module):
         pos = torch.arange(t, device=idx.device)
         x = self.transformer.wte(idx) + self.transformer.wpe(pos)
         for block in self.transformer.h:
-            x = block(x)
+            x = checkpoint(block, x, use_reentrant=False) if self.checkpointed else block(x)
         logits = self.lm_head(self.transformer.ln_f(x))
         loss = None
         if targets is not None:
@@ -97,21 +108,33 @@ class GPT(nn.Module):
 
 
 def gpt_training(
-    batch: int = 64, block: int = 256, layers: int = 6, width: int = 384, heads: int = 6
+    batch: int = 64,
+    block: int = 256,
+    layers: int = 6,
+    width: int = 384,
+    heads: int = 6,
+    autocast: bool = True,
+    checkpointed: bool = False,
 ) -> Callable[[], None]:
     """nanoGPT's character-level Shakespeare configuration: hand-made batches, bfloat16
-    autocast on "cuda", AdamW, gradient clipping."""
+    autocast on "cuda" (``autocast``), AdamW, gradient clipping; ``checkpointed``: each
+    block under torch.utils.checkpoint."""
 
     def train() -> None:
         torch.manual_seed(0)
         data = torch.randint(0, 65, (block * batch * 4,))
-        model = GPT(65, block, layers, heads, width).to(DEVICE)
+        model = GPT(65, block, layers, heads, width, checkpointed).to(DEVICE)
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.99))
         for _ in range(2):
             ix = torch.randint(len(data) - block - 1, (batch,))
             x = torch.stack([data[i : i + block] for i in ix]).to(DEVICE)
             y = torch.stack([data[i + 1 : i + 1 + block] for i in ix]).to(DEVICE)
-            with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            region = (
+                torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+                if autocast
+                else contextlib.nullcontext()
+            )
+            with region:
                 _, loss = model(x, y)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

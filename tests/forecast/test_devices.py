@@ -35,12 +35,22 @@ def test_auto_is_this_machines_gpu_else_the_sizes_beside_it() -> None:
     assert [c.name for c in capacities(parse_devices("auto"))] == ["24 GB", "40 GB", "80 GB"]
 
 
-@pytest.mark.parametrize("text", ["foo", "-3", "0", "24TB", ","])
+@pytest.mark.parametrize("text", ["4090", "RTX 4090", "rtx-4090", "NVIDIA GeForce RTX 4090"])
+def test_a_card_is_named_by_its_model_number_as_people_write_it(text: str) -> None:
+    (card,) = parse_devices(text).listed
+    assert (card.name, card.bytes) == ("rtx4090 (24 GB)", 24 * GB)
+
+
+@pytest.mark.parametrize("text", ["foo", "-3", "0", "24TB", ",", "4090GB", "5000", "1024"])
 def test_a_device_that_names_no_size_is_one_line_naming_the_fix(text: str) -> None:
+    """A number no GPU's memory reaches is a mistake (a card's number mistyped, MB meant),
+    never that many GB; the error names the forms that are accepted."""
     with pytest.raises(DeviceSpecError) as raised:
         parse_devices(text)
     message = str(raised.value)
-    assert "\n" not in message and ("known device" in message or "size in GB" in message)
+    assert "\n" not in message
+    assert "a size in GB (24, 40GB; at most 512), a card (h100, rtx4090, 4090" in message
+    assert "known cards: a10, a100" in message
 
 
 def test_the_script_after_the_flag_stays_the_script(tmp_path: Path) -> None:

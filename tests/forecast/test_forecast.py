@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import quickdev
 import torch
-from quickdev.rundir.memory import GB, MemoryForecast
+from quickdev.rundir.memory import GB, MemoryForecast, format_size
 
 from tests.forecast import models
 from tests.forecast.models import analytic_mlp_bytes, within
@@ -153,7 +153,10 @@ def test_largest_fitting_batch_size_fits_and_the_next_does_not(tmp_path: Path) -
 def test_a_model_that_cannot_fit_at_any_batch_size_says_so(tmp_path: Path) -> None:
     forecast = forecast_of(models.mlp_training(8, 2048, 8), tmp_path, "0.625")
     assert forecast.fits[0].max_batch_size is None
-    assert forecast.advice and "weights, gradients and optimizer state alone" in forecast.advice
+    assert forecast.advice and forecast.advice.startswith("Not even batch size 1 fits 0.6 GB")
+    assert "weights, gradients and optimizer state alone need" in forecast.advice
+    # What shrinks activations cannot help what stays whatever the batch: nothing replayed.
+    assert forecast.remedies == []
 
 
 def test_the_model_is_left_as_the_script_had_it(tmp_path: Path) -> None:
@@ -226,3 +229,74 @@ def test_this_machines_absence_of_cuda_means_the_default_sizes(tmp_path: Path) -
     assert [f.device for f in forecast.fits] == ["24 GB", "40 GB", "80 GB"]
     assert [f.capacity for f in forecast.fits] == [24 * GB, 40 * GB, 80 * GB]
     assert forecast.headline().endswith("· fits 24 GB")
+
+
+def test_the_advice_is_what_replaying_the_step_with_it_gives(tmp_path: Path) -> None:
+    """A GPT trained in float32 that does not fit: the forecast replays the step with each
+    remedy and advises only those that fit, with their figures. The same script with
+    each remedy made forecasts those very figures: the advised one fits, the one left out
+    (bfloat16 autocast here) does not; the batch size advised fits too."""
+    shape = dict(batch=32, block=256, layers=4, width=128, heads=4)
+    device = "0.7"  # 205 MB beside the CUDA context's share
+    forecast = forecast_of(models.gpt_training(**shape, autocast=False), tmp_path, device)
+    (fit,) = forecast.fits
+    assert not fit.fits and fit.max_batch_size is not None
+    tried = {r.remedy.split(" (")[0]: r for r in forecast.remedies}
+    checkpointing = tried["activation checkpointing of each transformer.h.* block"]
+    autocast = tried["bfloat16 autocast"]
+    assert (checkpointing.fits, autocast.fits) == (True, False)
+    assert checkpointing.peak < autocast.peak < forecast.peak
+    advice = forecast.advice or ""
+    assert f"To keep batch size 32: {checkpointing.remedy} forecasts ≈ " in advice
+    assert "bfloat16" not in advice
+
+    made = forecast_of(
+        models.gpt_training(**shape, autocast=False, checkpointed=True), tmp_path, device
+    )
+    assert made.peak == checkpointing.peak and made.fits[0].fits
+    assert f"≈ {format_size(made.peak)}" in advice
+    made = forecast_of(models.gpt_training(**shape, autocast=True), tmp_path, device)
+    assert made.peak == autocast.peak and not made.fits[0].fits
+    smaller = {**shape, "batch": fit.max_batch_size}
+    made = forecast_of(models.gpt_training(**smaller, autocast=False), tmp_path, device)
+    assert made.fits[0].fits
+    assert advice.startswith(
+        f"Batch size {fit.max_batch_size} fits 0.7 GB (≈ {format_size(made.peak)})"
+    )
+
+
+class HeadHeavyLM(torch.nn.Module):
+    """Most of the step's activations are the head's logits, which the loss keeps."""
+
+    def __init__(self, vocab: int = 8192, width: int = 64) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, width)
+        self.body = torch.nn.Sequential(
+            torch.nn.Linear(width, 4 * width), torch.nn.GELU(), torch.nn.Linear(4 * width, width)
+        )
+        self.head = torch.nn.Sequential(torch.nn.LayerNorm(width), torch.nn.Linear(width, vocab))
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        logits = self.head(self.body(self.embed(idx)))
+        return torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+def test_checkpointing_a_head_whose_logits_the_loss_keeps_is_not_advised(tmp_path: Path) -> None:
+    def train() -> None:
+        model = HeadHeavyLM().to("cuda")
+        optimizer = torch.optim.AdamW(model.parameters())
+        for _ in range(2):
+            idx = torch.randint(0, 8192, (16, 256), device="cuda")
+            model(idx, idx).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+    forecast = forecast_of(train, tmp_path, "0.75")
+    heaviest = max(forecast.modules, key=lambda m: m.activations)
+    assert heaviest.name == "head" and not forecast.fits[0].fits
+    (head,) = [
+        r for r in forecast.remedies if r.remedy.startswith("activation checkpointing of head")
+    ]
+    # Replayed: the logits stay for the loss, so checkpointing the head saves next to nothing.
+    assert head.peak > 0.95 * forecast.peak and not head.fits
+    assert forecast.advice and "checkpointing" not in forecast.advice

@@ -4,6 +4,7 @@ replayed, and the job's own counts left alone by the replay."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -14,12 +15,14 @@ from typing import Any
 import pytest
 import quickdev
 import torch
+from quickdev import problems
 from quickdev.events import EventHub
 from quickdev.forecast.devices import parse_devices
 from quickdev.limits.forecast_capture import StepCapture
 from quickdev.limits.recorder import Recorder
 from quickdev.rundir.memory import MemoryForecast
 from quickdev.rundir.result import JobResult
+from quickdev.rundir.verdict import decide
 from torch import nn
 from torch.nn import functional as F
 
@@ -261,3 +264,7 @@ def test_a_step_whose_recipe_cannot_be_built_is_the_forecasts_error(tmp_path: Pa
     capture.on_result(result)
     assert result.memory_forecast is not None
     assert result.memory_forecast.error == "the step did not replay: StopIteration: "
+    # Asked for and not made: the verdict says it is Quickdev's error (docs/verdict.md).
+    reported = problems.take()
+    assert [(p.kind, p.feature) for p in reported] == [("quickdev_error", "the memory forecast")]
+    assert decide(dataclasses.replace(result, problems=reported)) is True

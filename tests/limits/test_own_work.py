@@ -35,7 +35,7 @@ def test_no_mode_sees_the_jobs_own_work_and_none_redirects_it() -> None:
 
 def test_a_shape_look_at_a_minus_inf_is_not_seen_by_the_scripts_modes() -> None:
     files = RecordedFiles()
-    files.add("train.py", "__guard__", (0,), (("assign", 1, 1, 0, ("log_probs",), None),))
+    files.add("train.py", "__guard__", (0,), (("assign", 1, 1, 0, ("log_probs",), None, ()),))
     log_probs = torch.tensor([[0.0, float("-inf")], [-1.0, -2.0]])
     with Seen() as seen:
         files.see("__guard__", 0, (log_probs,))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from quickdev.events import BaseObserver, EventHub
 from quickdev.limits.budget import Budget, StopJob
@@ -126,9 +128,22 @@ def test_a_forked_child_restarts_counting_with_the_loaders_it_inherited() -> Non
     assert child_seen.steps == [1] and parent_seen.steps == [1]  # each told its own hub
 
 
+class Phases(list[str]):
+    """A shape recording that hears only of phase switches."""
+
+    def phase_started(self, phase: str) -> None:
+        self.append(phase)
+
+    def forward_starting(self, args: Any) -> None:
+        pass
+
+    def budget_cut(self, frame: Any, loop_line: int, cut: Any) -> None:
+        pass
+
+
 def test_a_forked_child_still_tells_the_shape_recording_of_phase_switches() -> None:
-    phases: list[str] = []
-    rec = Recorder(EventHub(), make_budget(), on_phase=phases.append)
+    phases = Phases()
+    rec = Recorder(EventHub(), make_budget(), shapes=phases)
     rec.training_forward()
     rec.restart(EventHub())
     rec.eval_forward()

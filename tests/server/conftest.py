@@ -43,16 +43,29 @@ def settings() -> dict[str, Any]:
 async def client(
     lsp_client: LanguageClient, workspace: Path, settings: dict[str, Any]
 ) -> AsyncIterator[None]:
-    # VS Code re-requests lenses when asked to; this client counts the requests.
+    # VS Code re-requests lenses and inlay hints when asked to; this client counts the
+    # requests.
     lsp_client.lens_refreshes = 0  # type: ignore[attr-defined]
+    lsp_client.hint_refreshes = 0  # type: ignore[attr-defined]
 
     @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def count_refresh(*_: object) -> None:
         lsp_client.lens_refreshes += 1  # type: ignore[attr-defined]
 
+    @lsp_client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)
+    def count_hint_refresh(*_: object) -> None:
+        lsp_client.hint_refreshes += 1  # type: ignore[attr-defined]
+
+    capabilities = client_capabilities("visual-studio-code")
+    # pytest-lsp's record of VS Code's capabilities predates inlay hints; the extension's
+    # language client (vscode-languageclient 9) declares their refresh support.
+    assert capabilities.workspace is not None
+    capabilities.workspace.inlay_hint = types.InlayHintWorkspaceClientCapabilities(
+        refresh_support=True
+    )
     await lsp_client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
+            capabilities=capabilities,
             workspace_folders=[types.WorkspaceFolder(uri=uri(workspace), name=workspace.name)],
             initialization_options=settings,
         )

@@ -220,3 +220,41 @@ async def test_a_killed_server_leaves_no_training_process_behind(
         assert result is not None
         assert (result["status"], result["stop_reason"]) == ("killed", "server gone")
         assert len(result["children"]) == 2, result["children"]
+
+
+# Records its PID, then trains slowly: long enough to be killed mid-run.
+PID_THEN_TRAINS = """\
+import os, sys, time
+import torch
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(os.getpid()))
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+for _ in range(600):
+    time.sleep(0.1)
+"""
+
+
+async def test_a_job_killed_from_outside_gets_its_final_status_from_the_server(
+    client: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    """SIGKILL (as the kernel's OOM killer sends) leaves result.json at running; the server
+    that waited for the job writes what it saw: killed, by which signal, for how long."""
+    script = workspace / "killed.py"
+    script.write_text(PID_THEN_TRAINS)
+    pid_file = tmp_path / "pid"
+    answer = await execute(
+        client, "quickdev.startJob", {"script": str(script), "args": [str(pid_file)]}
+    )
+    assert "error" not in answer, answer
+    job_pid = int(await wait_for(lambda: pid_file.is_file() and pid_file.read_text(), "pid"))
+    os.kill(job_pid, signal.SIGKILL)
+    run_dir = Path(answer["runDir"])
+    result = await wait_for(
+        lambda: (r := result_of(run_dir)) and r["status"] != "running" and r, "a final status"
+    )
+    assert result["status"] == "killed"
+    # "out of memory?" instead only where the OOM killer ran in this cgroup meanwhile.
+    assert (
+        result["stop_reason"] == "killed by SIGKILL" or "out of memory?" in result["stop_reason"]
+    ), result["stop_reason"]
+    assert result["duration_s"] > 0

@@ -66,8 +66,10 @@ def test_what_the_run_changed_is_one_line_each_and_ends_with_the_budget() -> Non
         f"before the job are in {result.run_dir}/originals",
         "not put back: data.bin changed by something the journal does not follow "
         "(not Python, an unknown library, or you); no copy was kept",
+        "not checked for other programs' changes: .venv (a Python environment)",
         "train.py:61 evaluation loop ended after 20 forwards, 2 times (eval_forwards): "
-        "a figure it computes over all its forwards (a mean, an accuracy) covers these 20 only",
+        "a figure it computes over all its forwards (a mean, an accuracy) covers these 20 only, "
+        "and reads low where the script divides by the full count",
         "stopped: train_passes (1 pass(es) over the training loader; --train-passes changes it)",
         f"advice: {result.stop_advice}",
     ]

@@ -60,6 +60,7 @@ async def test_malformed_results_are_skipped(client: LanguageClient, workspace: 
         "batches": 2,
         "losses": [0.5],
         "changes": ["one epoch: --epochs set to 1 (pass it explicitly to keep your value)"],
+        "verdict": [],
         "error": {"message": "ValueError: bad", "file": "loop.py", "line": 3},
     }
 

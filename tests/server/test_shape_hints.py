@@ -14,6 +14,7 @@ import asyncio
 import json
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,13 @@ async def edit(
 def gpt(workspace: Path) -> Path:
     folder = workspace / "gpt model"
     shutil.copytree(SCRIPTS / "gpt", folder)
+    return folder
+
+
+@pytest.fixture
+def mingpt(workspace: Path) -> Path:
+    folder = workspace / "min gpt"
+    shutil.copytree(SCRIPTS / "mingpt", folder)
     return folder
 
 
@@ -301,3 +309,52 @@ async def test_the_setting_off_records_nothing_and_shows_nothing(
     run_dir = Path(ended["runDir"])
     assert "--no-shapes" in json.loads((run_dir / "process.json").read_text())["command"]
     assert not (run_dir / "shapes.json").exists()
+
+
+async def test_a_run_finished_in_a_terminal_refreshes_the_hints_and_they_say_what_was_left_out(
+    client: LanguageClient, workspace: Path, mingpt: Path
+) -> None:
+    """``quickdev run`` in a terminal at the workspace's root (its default runs directory,
+    the server's): once its record is written the editor is asked for hints again, with
+    no keystroke. minGPT's attention saw the training batch and every length generate()
+    fed it; the hint shows three and counts the rest. The sample generate() returned when
+    the evaluation budget ended its loop is marked as cut short."""
+    model = mingpt / "mingpt" / "model.py"
+    uri = open_document(client, model)
+    script_uri = open_document(client, mingpt / "chargpt.py")
+    everything = (0, len(model.read_text().splitlines()))
+    assert await hints(client, uri, *everything) == {}  # no run yet
+    refreshes = client.hint_refreshes  # type: ignore[attr-defined]
+
+    terminal = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "quickdev", "run", str(mingpt / "chargpt.py"),
+        cwd=workspace, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    output, _ = await asyncio.wait_for(terminal.communicate(), DEADLINE_S)
+    assert terminal.returncode == 0, output.decode()
+    assert list((workspace / ".quickdev" / "runs").glob("*/shapes.json"))
+    await wait_for(
+        lambda: client.hint_refreshes > refreshes or None,  # type: ignore[attr-defined]
+        "the editor to be asked for inlay hints again",
+    )
+
+    found = await hints(client, uri, *everything)
+    qkv = line_of(model, "q, k ,v  = self.c_attn(x).split(self.n_embd, dim=2)")
+    # gpt-nano: 48 wide; batch 8 of 32 characters; 20 evaluation forwards from 13 characters.
+    lengths = [f"f32[1, {n}, 48]" for n in range(13, 33)]
+    assert found[qkv][0] == f"q: f32[8, 32, 48] | {lengths[0]} | {lengths[1]} | +18 more"
+    sample = line_of(mingpt / "chargpt.py", "y = model.generate(x, 500")
+    script_hints = await hints(client, script_uri, sample, sample + 1)
+    assert script_hints[sample] == ["y: i64[33] (cut by budget)"]
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=script_uri),
+            position=types.Position(sample, 16),  # on `y`
+        )
+    )
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    loop = line_of(model, "for _ in range(max_new_tokens):") + 1
+    assert (
+        f"**Cut short by a budget**: the loop at model.py:{loop} was ended by the "
+        "eval_forwards budget after 20 forwards" in hover.contents.value
+    )

@@ -13,6 +13,11 @@ _OTHER_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u20
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
+def only_newlines(text: str) -> bool:
+    """Whether ``\n`` is the only line break of ``text``: its lines can be counted in C."""
+    return "\r" not in text and not any(ch in text for ch in _OTHER_BREAKS)
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their endings kept, so ``"".join(lines) == text``."""
     if not any(ch in text for ch in _OTHER_BREAKS):

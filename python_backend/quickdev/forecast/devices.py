@@ -18,16 +18,23 @@ DEFAULT_SIZES_GB = (24, 40, 80)
 # "auto": this machine's CUDA device where there is one, else DEFAULT_SIZES_GB.
 AUTO = "auto"
 
-# Cards named often enough to be worth a name; each size is the card's own memory.
+# Cards named often enough to be worth a name; each size is the card's own memory. A name
+# is matched without case, spaces, dashes, "nvidia" or "geforce" ("RTX 4090", "rtx-4090");
+# a card with a model number is also named by its number alone ("4090").
 KNOWN_DEVICES_GB: dict[str, float] = {
     "t4": 16,
     "v100": 32,
     "a10": 24,
     "a10g": 24,
     "l4": 24,
+    "rtx3080": 10,
     "rtx3090": 24,
+    "rtx4080": 16,
     "rtx4090": 24,
+    "rtx5090": 32,
+    "a5000": 24,
     "a6000": 48,
+    "a40": 48,
     "l40s": 48,
     "a100-40gb": 40,
     "a100": 80,
@@ -35,6 +42,11 @@ KNOWN_DEVICES_GB: dict[str, float] = {
     "h100": 80,
     "h200": 141,
 }
+# A bare number above this is no GPU's memory in GB: a card's model number mistyped, or
+# another unit ("--memory-forecast 4090" is an RTX 4090, never 4090 GB).
+MAX_SIZE_GB = 512
+# How the accepted forms are named in an error.
+FORMS = "a size in GB (24, 40GB; at most 512), a card (h100, rtx4090, 4090, a100-40gb) or a list"
 
 
 class DeviceSpecError(argparse.ArgumentTypeError):
@@ -60,29 +72,41 @@ class DeviceChoice:
 
 
 def parse_devices(text: str) -> DeviceChoice:
-    """``auto``, ``24``, ``24GB``, ``40GiB``, ``h100``, ``a100-40gb`` or a comma list of
-    them (``auto,24,40,80``)."""
+    """``auto``, ``24``, ``24GB``, ``40GiB``, ``h100``, ``a100-40gb``, ``RTX 4090``,
+    ``4090`` or a comma list of them (``auto,24,40,80``)."""
     parts = [part.strip() for part in text.split(",") if part.strip()]
     if not parts:
-        raise DeviceSpecError(f"expected a size in GB or a device name, got {text!r}")
+        raise _not_a_device(text)
     auto = any(part.lower() == AUTO for part in parts)
     listed = tuple(_one(part) for part in parts if part.lower() != AUTO)
     return DeviceChoice(auto, listed)
 
 
 def _one(text: str) -> Capacity:
-    lowered = text.lower()
-    if lowered in KNOWN_DEVICES_GB:
-        size = KNOWN_DEVICES_GB[lowered]
-        return Capacity(f"{lowered} ({format_gb(size * GB)})", int(size * GB))
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(gb|gib|g)?", lowered)
-    if match is None or float(match.group(1)) <= 0:
-        names = ", ".join(sorted(KNOWN_DEVICES_GB))
-        raise DeviceSpecError(
-            f"{text!r} is not a size in GB (24, 40GB) or a known device ({names})"
-        )
+    name = _card(text)
+    if name is not None:
+        size = KNOWN_DEVICES_GB[name]
+        return Capacity(f"{name} ({format_gb(size * GB)})", int(size * GB))
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(gb|gib|g)?", text.lower())
+    if match is None or not 0 < float(match.group(1)) <= MAX_SIZE_GB:
+        raise _not_a_device(text)
     size = float(match.group(1))
     return Capacity(format_gb(size * GB), int(size * GB))
+
+
+def _not_a_device(text: str) -> DeviceSpecError:
+    names = ", ".join(sorted(KNOWN_DEVICES_GB))
+    return DeviceSpecError(f"{text!r} is not {FORMS}; known cards: {names}")
+
+
+def _card(text: str) -> str | None:
+    """The known card ``text`` names, if any."""
+    key = re.sub(r"[\s_-]+", "", text.lower()).removeprefix("nvidia").removeprefix("geforce")
+    for name in KNOWN_DEVICES_GB:
+        plain = name.replace("-", "")
+        if key == plain or (plain.startswith("rtx") and key == plain.removeprefix("rtx")):
+            return name
+    return None
 
 
 def default_capacities(sizes_gb: tuple[float, ...] = DEFAULT_SIZES_GB) -> list[Capacity]:
@@ -96,9 +120,9 @@ def add_memory_forecast_option(parser: argparse.ArgumentParser) -> None:
         const=AUTO,
         type=_checked,
         metavar="DEVICE",
-        help="forecast the GPU memory of one training step and whether it fits DEVICE: a "
-        "size in GB, a card (h100, a100-40gb) or a list (24,40,80); default this machine's "
-        f"GPU, else {','.join(map(str, DEFAULT_SIZES_GB))} GB",
+        help="forecast the GPU memory of one training step and whether it fits DEVICE: "
+        f"{FORMS} (24,40,80); default this machine's GPU, else "
+        f"{','.join(map(str, DEFAULT_SIZES_GB))} GB",
     )
 
 

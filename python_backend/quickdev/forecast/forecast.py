@@ -3,15 +3,25 @@ the largest batch size that fits where it does not, and one line of advice."""
 
 from __future__ import annotations
 
+import logging
 import time
-from collections import Counter
 
 import torch
 
 from quickdev.forecast.devices import Capacity, DeviceChoice, default_capacities
+from quickdev.forecast.remedies import candidates
 from quickdev.forecast.replay import Measurement, replay
 from quickdev.forecast.step import StepRecipe
-from quickdev.rundir.memory import DeviceFit, MemoryForecast, ModuleMemory, format_gb
+from quickdev.rundir.memory import (
+    DeviceFit,
+    MemoryForecast,
+    ModuleMemory,
+    RemedyForecast,
+    format_gb,
+    format_size,
+)
+
+log = logging.getLogger(__name__)
 
 # cuBLAS's workspace, allocated through the caching allocator on the first matmul: 32 MiB
 # by default on Hopper GPUs (8 MiB before), so the larger is counted.
@@ -55,7 +65,7 @@ def make_forecast(
         loss=_loss_line(recipe, observed),
         not_counted=NOT_COUNTED,
     )
-    forecast.advice = advice(forecast)
+    advise(recipe, device, forecast, measured)
     forecast.duration_s = round(time.perf_counter() - started, 3)
     return forecast
 
@@ -136,42 +146,76 @@ def _loss_line(recipe: StepRecipe, observed: Measurement) -> str:
     return f"stood in for by a gradient the size of the model's outputs ({why})"
 
 
-def advice(forecast: MemoryForecast) -> str | None:
-    """One line for the first device the step does not fit."""
+def advise(
+    recipe: StepRecipe,
+    device: torch.device,
+    forecast: MemoryForecast,
+    measured: dict[int | None, Measurement],
+) -> None:
+    """For the first device the step does not fit: what fits, each found by a replay. The
+    largest batch size that fits (the search replayed it), and at the step's own batch
+    size each remedy (``remedies``) replayed: the advice names those that fit, with their
+    figures; ``forecast.remedies`` keeps every one tried."""
     missing = next((f for f in forecast.fits if not f.fits), None)
     if missing is None or forecast.peak is None:
-        return None
+        return
+    usable = missing.capacity - CONTEXT_ALLOWANCE
+    working: list[RemedyForecast] = []
+    # The remedies make activations smaller; where what stays anyway does not fit, none can.
+    remedies = candidates(recipe, forecast.modules) if _static(forecast) <= usable else []
+    for remedy in remedies:
+        if working and remedy.autocast is not None and remedy.checkpointed:
+            break  # one alone fits: the two together are not needed
+        try:
+            found = replay(recipe, device, recipe.batch_size, remedy=remedy)
+        except Exception as exc:  # a remedy that does not replay is not advised
+            log.info("the step did not replay with %s: %s", remedy.name, exc)
+            continue
+        tried = RemedyForecast(
+            remedy.words,
+            recipe.batch_size,
+            found.peak_allocated + CUBLAS_WORKSPACE,
+            missing.device,
+            needed(found) <= usable,
+        )
+        forecast.remedies.append(tried)
+        if tried.fits:
+            working.append(tried)
+    forecast.advice = _advice_line(forecast, missing, measured, working) or None
+
+
+def _advice_line(
+    forecast: MemoryForecast,
+    missing: DeviceFit,
+    measured: dict[int | None, Measurement],
+    working: list[RemedyForecast],
+) -> str:
+    remedies = "; or ".join(f"{w.remedy} forecasts ≈ {format_size(w.peak)}" for w in working)
+    if missing.max_batch_size is not None:
+        at = measured[missing.max_batch_size]
+        line = (
+            f"Batch size {missing.max_batch_size} fits {missing.device} "
+            f"(≈ {format_size(at.peak_allocated + CUBLAS_WORKSPACE)})"
+        )
+        if remedies:
+            line += f". To keep batch size {forecast.batch_size}: {remedies}"
+        return line + "."
+    one = measured.get(1)
+    if one is None:  # no batch size to change (none found, or 1 already)
+        return f"To fit {missing.device}: {remedies}." if remedies else ""
+    line = (
+        f"Not even batch size 1 fits {missing.device} "
+        f"(≈ {format_size(one.peak_allocated + CUBLAS_WORKSPACE)}); the weights, gradients "
+        f"and optimizer state alone need {format_gb(_static(forecast))}, and the forecast "
+        "does not replay what makes them smaller (lower-precision weights, an optimizer with "
+        "less state, sharding the model with FSDP)"
+    )
+    return line + (f". At batch size {forecast.batch_size}: {remedies}." if remedies else ".")
+
+
+def _static(forecast: MemoryForecast) -> int:
+    """What the step holds whatever its batch: weights, their gradients, the optimizer's
+    state (at the peak; the gradients in full, as by the end of backward)."""
     categories = forecast.categories
-    static = sum(categories.get(k, 0) for k in ("parameters", "gradients", "optimizer_state"))
-    if missing.max_batch_size is None:
-        return (
-            f"The weights, gradients and optimizer state alone need {format_gb(static)}: "
-            "use bfloat16 weights, a lighter optimizer (SGD, 8-bit Adam) or shard the model "
-            f"(FSDP) to fit {missing.device}."
-        )
-    line = f"Batch size {missing.max_batch_size} fits {missing.device}"
-    activations = categories.get("activations", 0) + categories.get("temporaries", 0)
-    if activations > forecast.peak / 2:
-        heaviest = _heaviest(forecast)
-        where = f" on {heaviest}" if heaviest else ""
-        cheaper = "autocast to bfloat16 or " if "autocast" not in forecast.precision else ""
-        line += (
-            f"; activations are {activations * 100 // forecast.peak}% of the peak, so "
-            f"{cheaper}activation checkpointing (torch.utils.checkpoint){where} would keep "
-            f"batch size {forecast.batch_size}"
-        )
-    return line + "."
-
-
-def _heaviest(forecast: MemoryForecast) -> str | None:
-    """The modules with the most activations, as a pattern when they repeat (h.*)."""
-    if not forecast.modules:
-        return None
-    top = max(forecast.modules, key=lambda m: m.activations)
-    if top.activations == 0:
-        return None
-    stem, _, last = top.name.rpartition(".")
-    repeats = Counter(m.name.rpartition(".")[0] for m in forecast.modules if m.name[-1:].isdigit())
-    if last.isdigit() and repeats[stem] > 1:
-        return f"{stem}.*"
-    return top.name
+    gradients = max(categories.get("gradients", 0), sum(m.gradients for m in forecast.modules))
+    return categories.get("parameters", 0) + gradients + categories.get("optimizer_state", 0)

@@ -4,8 +4,10 @@ The model's parameters and buffers are swapped for fake ones (on the job's devic
 CPU stand-in, or the GPU) for the length of the replay and put back after; the
 optimizer is a fresh instance of the script's class over the fake parameters, its
 state made by one warm-up step, so the measured step is a steady one (state already
-there, as from the second step on). Fake tensors hold no storage: a 7B-parameter model
-replays in a few hundred MB of host memory.
+there, as from the second step on). Fake tensors hold no storage: the replay of a
+7B-parameter model's step takes a few hundred MB of host memory. The step it replays is
+the script's own first one, which ran for real on this machine before (its model, batch
+and optimizer at their real sizes).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from torch.utils import _pytree as pytree
 from quickdev.forecast.cuda_choices import CudaChoices
 from quickdev.forecast.module_figures import ModuleFigures, module_figures
 from quickdev.forecast.reads import RecordedReads
+from quickdev.forecast.remedies import Remedy, applied, checkpointing
 from quickdev.forecast.step import (
     Backward,
     Call,
@@ -56,14 +59,25 @@ class ReplayError(RuntimeError):
 
 
 def replay(
-    recipe: StepRecipe, device: torch.device, batch_size: int | None, *, detail: bool = False
+    recipe: StepRecipe,
+    device: torch.device,
+    batch_size: int | None,
+    *,
+    detail: bool = False,
+    remedy: Remedy | None = None,
 ) -> Measurement:
+    """What the step needs at ``batch_size``; with ``remedy``, the step as it would be
+    with that change made (``remedies``)."""
+    recipe = applied(recipe, remedy)
+    # On a GPU, torch itself chooses; elsewhere CUDA's choices are made for it.
+    cuda_choices = CudaChoices(recipe.autocast_dtype) if device.type != "cuda" else None
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     with (
         mode,
         torch.enable_grad(),
         _fake_parameters(recipe.model, device) as fakes,
         _no_autocast(device),
+        checkpointing(recipe.model, remedy, cuda_choices),
     ):
         optimizer = _fake_optimizer(recipe.optimizer, fakes) if recipe.optimizer else None
         if optimizer is not None:
@@ -71,7 +85,7 @@ def replay(
         tracker = StepTracker(type(recipe.model).__name__)
         tracker.track_external(recipe.model, *([optimizer] if optimizer else []))
         buckets = _gradient_buckets(recipe.gradient_buckets, device, tracker)
-        runner = _Runner(recipe, device, batch_size, tracker)
+        runner = _Runner(recipe, device, batch_size, tracker, cuda_choices)
         with tracker:
             loss_replayed = runner.run(micro_steps=min(recipe.backwards, 2))
             if optimizer is not None:
@@ -94,7 +108,12 @@ class _Runner:
     """Runs the recipe's events: forwards, the loss's calls, backward."""
 
     def __init__(
-        self, recipe: StepRecipe, device: torch.device, batch_size: int | None, tracker: StepTracker
+        self,
+        recipe: StepRecipe,
+        device: torch.device,
+        batch_size: int | None,
+        tracker: StepTracker,
+        cuda_choices: CudaChoices | None,
     ) -> None:
         self.recipe = recipe
         self.device = device
@@ -102,8 +121,7 @@ class _Runner:
         self.batch_size = batch_size
         self.tracker = tracker
         self.named = dict(recipe.model.named_parameters()) | dict(recipe.model.named_buffers())
-        # On a GPU, torch itself chooses; elsewhere CUDA's choices are made for it.
-        self.cuda_choices = CudaChoices(recipe.autocast_dtype) if device.type != "cuda" else None
+        self.cuda_choices = cuda_choices
         self.reads = RecordedReads(recipe.reads)
 
     def run(self, micro_steps: int) -> bool:

@@ -21,9 +21,13 @@ def describe(exc: BaseException) -> ErrorInfo:
         Frame(file=f.filename, line=f.lineno or 0, function=f.name)
         for f in traceback.extract_tb(exc.__traceback__)
     ]
-    # The job's own frames (and runpy's) come first; the user sees from their code on.
+    # The job's own frames (and runpy's) come first; the user sees from their code on,
+    # without the job's frames in between (as ``user_traceback``).
     first_user = next((i for i, f in enumerate(frames) if is_user_file(f.file)), len(frames))
-    frames = frames[first_user:] if first_user < len(frames) else frames
+    if _script_not_compiled(exc, frames):
+        frames = []
+    elif first_user < len(frames):
+        frames = [f for f in frames[first_user:] if not _is_own(f.file)]
     message = str(exc)
     file: str | None = None
     line: int | None = None
@@ -60,23 +64,37 @@ def _cuda_only_kernel(message: str) -> str:
 def user_traceback(exc: BaseException) -> str:
     """The traceback Python would print for ``exc`` had the script run alone: the job's
     frames (and runpy's) above the user's first frame left out, and so are the job's own
-    frames below the user's last one (a CUDA stand-in that refuses an MPS call): the user
-    sees their line, then the library they called. It goes to the script's stderr, so the
-    terminal and the editor's output channel show it where people look."""
+    frames after it: a wrapper of the step's modules in between, a CUDA stand-in that
+    refuses an MPS call at the end (the user sees their line, then the library they
+    called). It goes to the script's stderr, so the terminal and the editor's output
+    channel show it where people look."""
     entries: list[types.TracebackType] = []
     tb = exc.__traceback__
     while tb is not None:
         entries.append(tb)
         tb = tb.tb_next
     user = [i for i, e in enumerate(entries) if is_user_file(e.tb_frame.f_code.co_filename)]
+    if not user and isinstance(exc, SyntaxError) and _is_users(exc.filename):
+        # The script did not compile: Python shows the line and the error, no frames.
+        return "".join(traceback.format_exception_only(type(exc), exc))
     if user:
-        entries = entries[user[0] :]
-        while len(entries) > 1 and _is_own(entries[-1].tb_frame.f_code.co_filename):
-            entries.pop()
+        entries = [e for e in entries[user[0] :] if not _is_own(e.tb_frame.f_code.co_filename)]
     chained: types.TracebackType | None = None
     for entry in reversed(entries):
         chained = types.TracebackType(chained, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
     return "".join(traceback.format_exception(type(exc), exc, chained))
+
+
+def _script_not_compiled(exc: BaseException, frames: list[Frame]) -> bool:
+    """A SyntaxError in the user's file with no frame of theirs: the script itself did not
+    compile, and the frames are ours and runpy's."""
+    if not isinstance(exc, SyntaxError) or not _is_users(exc.filename):
+        return False
+    return not any(is_user_file(f.file) for f in frames)
+
+
+def _is_users(filename: str | None) -> bool:
+    return bool(filename) and is_user_file(str(filename))
 
 
 def _is_own(filename: str) -> bool:

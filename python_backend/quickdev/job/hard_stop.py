@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from quickdev import problems
+from quickdev import problems, unwritten
 from quickdev.job import signals
 from quickdev.job.recorded import copy_recorded, settle_verdict
 from quickdev.limits.recorder import Recorder
@@ -126,9 +126,12 @@ def end_process(
 ) -> None:
     result.duration_s = round(time.perf_counter() - started, 3)
     result.peak_rss_mb = peak_rss_mb()
-    result.write(run_dir)
+    unwritten.write_result(result, run_dir)
     stderr = sys.__stderr__ or sys.stderr
     stderr.write(f"quickdev: {why} the process was ended (run dir: {run_dir})\n")
+    not_written = unwritten.line(run_dir)
+    if not_written:
+        stderr.write(not_written + "\n")
     stderr.flush()
     if print_json:
         out = sys.__stdout__ or sys.stdout

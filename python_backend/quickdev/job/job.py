@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quickdev import problems
+from quickdev import problems, unwritten
 from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
@@ -44,11 +44,10 @@ from quickdev.limits.budget import NONFINITE, Budget, StopJob
 from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
-from quickdev.options import RunOptions, limit_value
+from quickdev.options import RunOptions
 from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, peak_rss_mb
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
-from quickdev.rundir.option_table import BATCHES
 from quickdev.rundir.process import write_process_record
 from quickdev.rundir.result import ErrorInfo, JobResult
 from quickdev.rundir.retention import prune_runs
@@ -72,6 +71,9 @@ def run_from_cli(options: RunOptions) -> int:
         print(outcome.usage_message, file=sys.stderr)
     elif not options.print_json:
         print(summarize(outcome.result), file=sys.stderr)
+    not_written = unwritten.line(outcome.result.run_dir)
+    if not_written:
+        print(not_written, file=sys.stderr)
     if options.print_json:
         sys.stdout.flush()
         out = sys.__stdout__ or sys.stdout
@@ -102,6 +104,7 @@ def check_before_start(options: RunOptions, target: Target) -> None:
 
 def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutcome:
     started = time.perf_counter()
+    unwritten.reset()
     # The job's limits, decided once; result.json reports them as they are at its end.
     budget = Budget.for_options(options)
     result = JobResult(
@@ -135,7 +138,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
     if usage is not None:
         result.status = "failed"
         result.error = ErrorInfo(type="UsageError", message=str(usage))
-        result.write(run_dir)
+        unwritten.write_result(result, run_dir)
         return JobOutcome(result, EXIT_USAGE, usage_message=str(usage))
 
     logger = logging.getLogger("quickdev")
@@ -152,7 +155,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
         result.paused_s = round(paused_s(), 3)
         result.duration_s = round(time.perf_counter() - started - result.paused_s, 3)
         result.peak_rss_mb = peak_rss_mb()
-        result.write(run_dir)
+        unwritten.write_result(result, run_dir)
         log.info("job ended: %s (exit %d) in %.2f s", result.status, exit_code, result.duration_s)
         patcher.undo_all()
         if in_process:
@@ -183,6 +186,7 @@ def _run_with_limits(
     followed: FollowedChildren | None = None
     exit_code = EXIT_FAILED
     exited_at: ErrorInfo | None = None  # where the script called sys.exit(0)
+    after_training = False  # a budget stopped the script as it evaluated after training
     ending = Ending()
     cancel_hard_stop: Callable[[], None] = lambda: None  # noqa: E731
     try:
@@ -206,6 +210,7 @@ def _run_with_limits(
             patcher.on_undo(signals.start_server_watchdog(stop_hard(SERVER_GONE_STOP)))
         progress.write()
         imported_early = import_heavy_modules(options, target, in_process=in_process)
+        _note_environment(result)
 
         from quickdev.limits.install import install_limits
 
@@ -235,7 +240,6 @@ def _run_with_limits(
     except StopJob as stop:
         result.status, result.stop_reason, exit_code = "stopped", stop.reason, EXIT_PASSED
         after_training = recorder is not None and recorder.trained_then_evaluated()
-        result.stop_advice = advice_for(stop.reason, target, _batches(options), after_training)
     except NonFiniteFound as found:
         # The hunt's answer is a failure of the script, at the line that made the value.
         result.status, result.stop_reason, exit_code = "failed", NONFINITE, EXIT_FAILED
@@ -265,15 +269,17 @@ def _run_with_limits(
 
         stop_at_failure(exc)
     finally:
-        signals.cancel_timeout_alarm()
-        if not in_process:
-            signals.ignore_further_kills()
-        # The deadline bounded the script; what follows is bounded as hard_stop.py says.
-        ending.script_ended()
-        cancel_hard_stop()
-    if followed is not None:  # the processes the script started end before the restore
-        followed.end(script_passed=result.status == "passed")
-    end_limits(result, recorder)
+        try:
+            signals.cancel_timeout_alarm()
+            if not in_process:
+                signals.ignore_further_kills()
+            # The deadline bounded the script; what follows is bounded as hard_stop.py says.
+            ending.script_ended()
+            cancel_hard_stop()
+        finally:
+            # The person's files first: however the lines above ended (a print of the
+            # traceback on a full disk), before the job writes anything of its own.
+            _restore(result, recorder, followed)
     if not in_process:  # the user's files are back: from here a stuck step may be cut
         patcher.on_undo(
             signals.start_backstop(
@@ -286,9 +292,12 @@ def _run_with_limits(
     copy_recorded(result, recorder)
     if followed is not None and followed.merge(result):
         exit_code = EXIT_FAILED
-    if result.status == "passed" and result.loops_ended:
-        # The script's own knob that would have made the first loop ended early short.
-        result.stop_advice = advice_for(result.loops_ended[0].budget, target, _batches(options))
+    # The knob that would have made what the budget ended short (the steps the job made are
+    # in the result by now: they say what ran out).
+    if result.status == "stopped" and result.stop_reason:
+        result.stop_advice = advice_for(result.stop_reason, target, options, result, after_training)
+    elif result.status == "passed" and result.loops_ended:
+        result.stop_advice = advice_for(result.loops_ended[0].budget, target, options, result)
     hub.job_end()
     hub.result(result)
     exit_code = settle_verdict(
@@ -296,6 +305,29 @@ def _run_with_limits(
     )
     progress.set_stage("done")
     return exit_code
+
+
+def _restore(
+    result: JobResult, recorder: Recorder | None, followed: FollowedChildren | None
+) -> None:
+    """The processes the script started end, then the user's files are put back; the
+    restore runs whatever ending them did."""
+    try:
+        if followed is not None:
+            followed.end(script_passed=result.status == "passed")
+    finally:
+        end_limits(result, recorder)
+
+
+def _note_environment(result: JobResult) -> None:
+    """The job's torch, and one line where it or the Python is one quickdev is not tested
+    with: a failure there may be quickdev's."""
+    from quickdev.torch_compat import untested_environment
+
+    result.torch_version = str(getattr(sys.modules.get("torch"), "__version__", ""))
+    result.untested_environment = untested_environment(result.torch_version)
+    if result.untested_environment:
+        log.warning("%s", result.untested_environment)
 
 
 def _record_exit(result: JobResult, exc: SystemExit) -> int:
@@ -312,12 +344,6 @@ def _record_exit(result: JobResult, exc: SystemExit) -> int:
     else:
         result.error.message = f"the script called sys.exit({code})"
     return EXIT_FAILED
-
-
-def _batches(options: RunOptions) -> int:
-    """The batches the job's advice suggests for the script's own knob: the --batches given,
-    else its default (also under --no-limits)."""
-    return int(limit_value(options, BATCHES))
 
 
 def _lift_wall_clock(budget: Budget) -> None:
@@ -356,7 +382,7 @@ def _how_started(options: RunOptions) -> str:
 
 
 def _log_to(run_dir: Path) -> logging.Handler:
-    handler = logging.FileHandler(run_dir / LOG_FILE, encoding="utf-8")
+    handler = unwritten.LogFile(run_dir / LOG_FILE, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger = logging.getLogger("quickdev")
     logger.addHandler(handler)

@@ -3,44 +3,78 @@
 Python-level only: text the script (or a library in Python) prints reaches both the
 terminal and the file; output written by C code straight to the file descriptors
 reaches the terminal only.
+
+The file is the job's, the print the script's: where the file cannot be written (a full
+disk), the script's print still succeeds, the copy stops, and the job says so once at
+its end (``unwritten``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
-import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from quickdev import unwritten
 from quickdev.limits.patching import Patcher
 from quickdev.rundir.layout import STDOUT_FILE
 
-# Progress bars write many times a second; the log is flushed at most this often.
-_LOG_FLUSH_INTERVAL_S = 1.0
+
+class _Log:
+    """``output.log``, shared by the stdout and stderr tees: a write or flush that fails
+    stops the copy for good (a full disk) rather than raise into the script's print."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file: TextIO | None = path.open("a", encoding="utf-8", errors="replace")
+
+    def write(self, text: str, *, flush: bool) -> None:
+        if self.file is None or self.file.closed:
+            return
+        try:
+            self.file.write(text)
+            if flush:
+                self.file.flush()
+        except OSError as exc:
+            self._give_up(exc)
+
+    def flush(self) -> None:
+        self.write("", flush=True)
+
+    def close(self) -> None:
+        if self.file is None:
+            return
+        try:
+            self.file.close()
+        except OSError as exc:  # what was left in the buffer did not fit
+            self._give_up(exc)
+
+    def _give_up(self, exc: OSError) -> None:
+        unwritten.failed(self.path, exc)
+        file, self.file = self.file, None
+        if file is not None:
+            with contextlib.suppress(OSError):  # its buffer again: dropped with it
+                file.close()
 
 
 class _Tee:
     """Writes go to the original stream and the log; everything else is the original's."""
 
-    def __init__(self, stream: TextIO, log: TextIO) -> None:
+    def __init__(self, stream: TextIO, log: _Log) -> None:
         self._stream = stream
         self._log = log
-        self._flushed_at = time.monotonic()
-        self.flush_interval_s = _LOG_FLUSH_INTERVAL_S
         self.mid_line = False  # the last text written did not end a line
 
     def write(self, text: str) -> int:
         written = self._stream.write(text)
         if text:
             self.mid_line = not text.endswith("\n")
-        if not self._log.closed:
-            self._log.write(text)
-            # At the end of a line: the job's other processes append to the same log,
-            # and a line written in two pieces would have theirs in between.
-            ended = text.endswith(("\n", "\r"))
-            if ended and time.monotonic() - self._flushed_at >= self.flush_interval_s:
-                self._flushed_at = time.monotonic()
-                self._log.flush()
+        # Each line as it ends: the editor shows the file live, and a line followed by a
+        # long quiet step must not wait in a buffer. Not before: the job's other processes
+        # append to the same log, and a line written in two pieces would have theirs in
+        # between. (A progress bar's "\r" ends its line; tqdm redraws ~10 times a second.)
+        self._log.write(text, flush=text.endswith(("\n", "\r")))
         return written
 
     def writelines(self, lines: Any) -> None:
@@ -49,10 +83,10 @@ class _Tee:
 
     def flush(self) -> None:
         self._stream.flush()
+        self._log.flush()  # what the script flushes, it means to be seen
 
     def flush_log(self) -> None:
-        if not self._log.closed:
-            self._log.flush()
+        self._log.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -68,7 +102,7 @@ def install(patcher: Patcher, run_dir: Path, *, child: bool = False) -> None:
     path = run_dir / STDOUT_FILE
     if not child:
         path.write_bytes(b"")
-    log = path.open("a", encoding="utf-8", errors="replace")
+    log = _Log(path)
     _stdout_tee = _Tee(sys.stdout, log)
     patcher.set(sys, "stdout", _stdout_tee)
     patcher.set(sys, "stderr", _Tee(sys.stderr, log))
@@ -80,16 +114,6 @@ def flush_log() -> None:
     the child alike."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, _Tee):
-            stream.flush_log()
-
-
-def flush_every_line() -> None:
-    """In a process the script started: each line reaches the log when it ends. Such a
-    process may be ended at any moment (a pool's ``terminate()``, ``os._exit``, the job's
-    SIGKILL), and what it printed must not die with it in a buffer."""
-    for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, _Tee):
-            stream.flush_interval_s = 0.0
             stream.flush_log()
 
 

@@ -12,11 +12,13 @@ import importlib.util
 import os
 import runpy
 import sys
+import traceback
 import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from quickdev.limits.user_code import is_user_file
 from quickdev.rewrite import Rewriter
 
 
@@ -89,9 +91,29 @@ class ScriptTarget(Target):
             with open(filename, "rb") as file:
                 code = rewriter.code_for(file.read(), filename)
         if code is None:
-            runpy.run_path(filename, run_name="__main__")
+            try:
+                runpy.run_path(filename, run_name="__main__")
+            except (SyntaxError, ValueError) as exc:
+                raise _not_compiled(exc, filename) from None
         else:
             run_as_module(code, filename, "__main__")
+
+
+def _not_compiled(exc: SyntaxError | ValueError, filename: str) -> BaseException:
+    """The script's own SyntaxError, as ``python SCRIPT`` shows it, where compiling the
+    script failed (no frame of the user's ran): named at the script's line, with no
+    frames of ours or runpy's (``failure``). A binary file is one too: its null bytes
+    are a SyntaxError at line 1 (a ValueError before Python 3.11.?, no file named).
+    Anything the script raised itself is left as it is."""
+    if any(is_user_file(frame.filename) for frame in traceback.extract_tb(exc.__traceback__)):
+        return exc
+    if isinstance(exc, ValueError):
+        if "null bytes" not in str(exc):
+            return exc
+        exc = SyntaxError(str(exc))
+    if exc.filename is None:
+        exc.filename, exc.lineno = filename, 1
+    return exc.with_traceback(None)
 
 
 class ModuleTarget(Target):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 from quickdev.rundir.changes import changes
-from quickdev.rundir.memory import format_size
 from quickdev.rundir.result import JobResult, LoaderStats
 from quickdev.rundir.verdict import headline as verdict_lines
 from quickdev.rundir.verdict import made_by_problems
@@ -58,13 +57,30 @@ def _memory_forecast(result: JobResult) -> list[str]:
     if forecast.peak is None:
         return [f"  memory forecast: none ({forecast.error})"]
     lines = [f"  memory forecast: {forecast.headline()} (at {forecast.where()})"]
-    parts = [
-        f"{name.replace('_', ' ')} {format_size(size)}"
-        for name, size in forecast.categories.items()
-    ]
-    lines.append(f"    {', '.join(parts)}; batch size {forecast.batch_size}, {forecast.precision}")
+    lines.append(
+        f"    {forecast.breakdown()}; batch size {forecast.batch_size}, {forecast.precision}"
+    )
     if forecast.advice:
         lines.append(f"    {forecast.advice}")
+    return lines
+
+
+def _profile(result: JobResult) -> list[str]:
+    """Where a profiled run's trace is and how to open it: the reason it was profiled."""
+    profile = result.profile
+    if profile is None or not profile.trace_files:
+        return []  # no trace: a problem of the run says why (rundir/verdict.py)
+    traces = profile.trace_files
+    named = traces[0] if len(traces) == 1 else f"{len(traces)} traces, the first {traces[0]}"
+    lines = [f"  profile: {named} in the run dir"]
+    if profile.top_ops:
+        top = profile.top_ops[0]
+        lines[0] += f"; most self time: {top['name']} ({top['self_cpu_ms']:.3g} ms CPU)"
+    runs_dir = _short(os.path.dirname(result.run_dir)) if result.run_dir else "RUNS_DIR"
+    lines.append(
+        f"    open it: quickdev tensorboard --logdir {runs_dir} (the PyTorch Profiler tab), "
+        "or Open in TensorBoard on the run in VS Code"
+    )
     return lines
 
 
@@ -97,6 +113,7 @@ def summarize(result: JobResult) -> str:
         lines.append(f"  processes the script started: {shown}{more}")
     lines.extend(_outputs(result))
     lines.extend(_memory_forecast(result))
+    lines.extend(_profile(result))
     lines += [f"  {line}" for line in changes(result)]
     if result.error is not None and not made_by_problems(result):
         lines.append(f"  error: {result.error.headline(one_line=True)}")

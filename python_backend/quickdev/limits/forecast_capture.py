@@ -29,6 +29,7 @@ from torch.optim.optimizer import (
 from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
 
+from quickdev import problems
 from quickdev.events import BaseObserver, EventHub
 from quickdev.forecast.ddp import gradient_buckets, replayed_module
 from quickdev.forecast.devices import AUTO, DeviceChoice, parse_devices
@@ -316,9 +317,11 @@ class StepCapture(BaseObserver, feature="the memory forecast"):
             )
             with self.recorder.pause(), self._as_trained():
                 forecast = make_forecast(recipe, self.device, self.devices, self._precision())
-        except Exception as exc:  # a step that cannot replay must not fail the job
+        except Exception as exc:  # a step that cannot replay must not fail the script
             log.info("memory forecast failed", exc_info=exc)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            # Asked for and not made: Quickdev's own error, which the verdict says.
+            problems.own_error(self.feature, exc, "the memory forecast could not replay the step")
             return MemoryForecast(error=f"the step did not replay: {type(exc).__name__}: {first}")
         log.info("memory forecast made in %.2f s", forecast.duration_s)
         return forecast

@@ -64,14 +64,13 @@ def install_limits(
     ]
     budget.loops, loop_exits = loops.install(budget.ends_loops())
     transforms: list[Transform] = [loop_exits] if loop_exits else []
-    on_phase = None
+    seen = None
     if options.record_shapes:
         seen, recording = shapes.install(patcher)
         transforms.append(recording)
         hub.add(shapes.ShapesWriter(seen, run_dir))
-        on_phase = seen.phase_started
     rewriter = job_rewriter.install(patcher, transforms, roots)
-    recorder = Recorder(hub, budget, on_phase)
+    recorder = Recorder(hub, budget, seen)
     batches = budget.batches
     actual = device.resolve_device(options.device)
     cpu_only = actual == "cpu"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +22,7 @@ from quickdev.limits.profiler_marks import mark_call_site
 from quickdev.limits.recorder import PassStart, Recorder
 from quickdev.limits.user_code import caller_origin
 from quickdev.rundir.result import LoaderStats
+from quickdev.rundir.shapes import Cut
 
 _STATS_ATTR = "_quickdev_stats"
 # Without a batch limit, only the first batches of each pass are inspected for NaN/Inf.
@@ -54,7 +56,11 @@ def install(patcher: Patcher, recorder: Recorder, batches: int | None) -> None:
 
     def __iter__(loader: DataLoader[Any]) -> Iterator[Any]:
         stats = _stats_of(loader, recorder)
-        return _limited(original_iter(loader), stats, recorder, batches)
+        try:
+            length: int | None = original_len(loader)
+        except TypeError:  # an iterable dataset without a length
+            length = None
+        return _limited(original_iter(loader), stats, recorder, batches, length)
 
     def __len__(loader: DataLoader[Any]) -> int:
         length: int = original_len(loader)
@@ -77,7 +83,11 @@ def _stats_of(loader: DataLoader[Any], recorder: Recorder) -> LoaderStats:
 
 
 def _limited(
-    iterator: Iterator[Any], stats: LoaderStats, recorder: Recorder, batches: int | None
+    iterator: Iterator[Any],
+    stats: LoaderStats,
+    recorder: Recorder,
+    batches: int | None,
+    length: int | None,
 ) -> Iterator[Any]:
     # Runs at the first next(); an endless trainer's extra pass stops at its first
     # training forward (the train_passes budget, see Recorder.pass_starting).
@@ -112,6 +122,12 @@ def _limited(
                 hunt.batch_taken(stats, batch)
             recorder.batch(stats, wait_s)
             yield batch
+        if recorder.shapes is not None and (length is None or length > count):
+            # The pass was cut short: the frame asking for the next batch is the loop's.
+            frame = sys._getframe(1)
+            line = frame.f_lineno or frame.f_code.co_firstlineno
+            cut = Cut(frame.f_code.co_filename, line, "batches", count, "batches")
+            recorder.shapes.budget_cut(frame, line, cut)
     finally:
         # Also when the loop breaks out early: a pass that trained is an epoch.
         recorder.pass_ended(stats, opened)

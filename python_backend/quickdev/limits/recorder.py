@@ -7,11 +7,13 @@ EventHub, so observers (progress, scalars, profiler) see the same events, and th
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Protocol
 
 from quickdev import problems
@@ -29,8 +31,16 @@ from quickdev.rundir.result import (
     Phases,
     Problem,
 )
-from quickdev.rundir.shapes import EVAL, SETUP, TRAIN
+from quickdev.rundir.shapes import EVAL, SETUP, TRAIN, Cut
 from quickdev.rundir.verdict import NONFINITE_LOSS
+
+
+class ShapeWatch(Protocol):
+    """What the limits tell the tensor-shape recording (limits/shapes/observe.py)."""
+
+    def phase_started(self, phase: str) -> None: ...
+    def forward_starting(self, args: Any) -> None: ...
+    def budget_cut(self, frame: FrameType, loop_line: int, cut: Cut) -> None: ...
 
 
 class NonfiniteWatch(JobObserver, Protocol):
@@ -76,15 +86,16 @@ class PassStart:
 
 
 class Recorder:
-    def __init__(
-        self, hub: EventHub, budget: Budget, on_phase: Callable[[str], None] | None = None
-    ) -> None:
+    def __init__(self, hub: EventHub, budget: Budget, shapes: ShapeWatch | None = None) -> None:
         self.hub = hub
         self.budget = budget
-        # Told when the model's forwards switch between training and evaluation (the
-        # tensor-shape recording looks at every line again in a phase's first run).
-        self._on_phase = on_phase
+        # Told when the model's forwards switch between training and evaluation, of each
+        # forward's inputs and of the loops a budget cuts short (the tensor-shape
+        # recording looks at lines again, and marks what a budget cut).
+        self.shapes = shapes
         self._phase = SETUP
+        # The loops a budget ends are marked as cut short in the tensor shapes.
+        budget.loops.on_end = shapes.budget_cut if shapes is not None else None
         self.loaders: list[LoaderStats] = []
         self.steps = 0
         self.losses: list[float] = []
@@ -143,9 +154,9 @@ class Recorder:
         wired in stays: the device engine, who hears of phase switches, the NaN hunt
         (which now hears this process's steps); what the hunt finds here is this
         process's (``first_nonfinite`` starts empty), and so are its problems."""
-        loaders, device, on_phase, hunt = self.loaders, self.device, self._on_phase, self.nonfinite
+        loaders, device, shapes, hunt = self.loaders, self.device, self.shapes, self.nonfinite
         problems.take()  # the parent's, copied by the fork
-        Recorder.__init__(self, hub, self.budget, on_phase)
+        Recorder.__init__(self, hub, self.budget, shapes)
         self.budget.restart()
         self.device = device
         self.nonfinite = hunt
@@ -251,8 +262,8 @@ class Recorder:
     def _phase_is(self, phase: str) -> None:
         if phase != self._phase:
             self._phase = phase
-            if self._on_phase is not None:
-                self._on_phase(phase)
+            if self.shapes is not None:
+                self.shapes.phase_started(phase)
 
     def phases(self) -> Phases:
         """What ran of each phase, for the result (``files_saved`` from the outputs)."""
@@ -316,7 +327,12 @@ class Recorder:
 
     def end(self) -> None:
         """The user's code is done: restore, and keep what the job wrote. Runs once."""
-        self.budget.finish()
+        self.budget.finish()  # lets go of the script's frames and globals
+        self._ended_before_its_step = None  # its loops' frames too
+        # The script's garbage (its module's cycles) finalized now, as python does at its
+        # exit: a __del__ that prints is in the run's output, one that writes a file is
+        # followed by the journal and put back below.
+        gc.collect()
         while self._at_end:
             restored = self._at_end.pop()()
             self.outputs.extend(restored.outputs)

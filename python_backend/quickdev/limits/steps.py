@@ -101,7 +101,7 @@ def _count_top_level_forwards(
             watch.found(module)
             if on_top_module is not None:
                 on_top_module(module)
-            _before_top_forward(module, recorder)
+            _before_top_forward(module, args, recorder)
             return
         depth += 1
 
@@ -176,7 +176,7 @@ class _TopModules:
 
         @job_hook
         def before_forward(module: nn.Module, args: Any) -> None:
-            _before_top_forward(module, recorder)
+            _before_top_forward(module, args, recorder)
             watch.running += 1  # after: a budget that ends the job here runs no forward
 
         @job_hook
@@ -186,8 +186,10 @@ class _TopModules:
         self._add(module._forward_pre_hooks, before_forward)
         key = self._add(module._forward_hooks, after_forward)
         module._forward_hooks_always_called[key] = True
-        for part in module.children():
-            if _has_parameters(part):
+        # From the module dict, not children(): this runs inside the user's first forward,
+        # and a torch frame here is where Step Into on ``model(x)`` would stop.
+        for part in module._modules.values():
+            if part is not None and _has_parameters(part):
                 self._watch_part_class(type(part))
 
     def _watch_part_class(self, part_class: type[nn.Module]) -> None:
@@ -245,10 +247,12 @@ def _remove_quietly(handle: Any) -> None:
             hooks.pop(handle.id, None)
 
 
-def _before_top_forward(module: nn.Module, recorder: Recorder) -> None:
+def _before_top_forward(module: nn.Module, args: Any, recorder: Recorder) -> None:
     if recorder.paused:
         return
     mark_call_site()  # the user's model(x) line, in a profile
+    if recorder.shapes is not None:
+        recorder.shapes.forward_starting(args)
     if not module.training or not torch.is_grad_enabled():
         recorder.eval_forward()
         return

@@ -13,13 +13,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quickdev import problems
 from quickdev.events import BaseObserver, JobObserver
 from quickdev.options import ProfileOptions
 from quickdev.profiling.data_wait import DataWaitObserver
 from quickdev.profiling.py_profile import PythonProfile
 from quickdev.rundir.jsonio import write_json
 from quickdev.rundir.layout import SOURCE_ROOTS_FILE
-from quickdev.rundir.result import JobResult, ProfileSummary
+from quickdev.rundir.result import JobResult, Problem, ProfileSummary
+from quickdev.rundir.verdict import QUICKDEV_ERROR
 
 if TYPE_CHECKING:
     from quickdev.profiling.torch_profile import TorchProfileObserver
@@ -83,13 +85,23 @@ class ProfileSummaryWriter(BaseObserver, feature="the profile summary"):
         if self.py_profile is not None:
             summary.py_profile = self.py_profile.stop().name
         if self.torch_profile is not None:
+            feature = self.torch_profile.feature
             try:
                 self.torch_profile.stop()
-            except Exception:
+            except Exception as exc:
                 log.exception("stopping the torch profiler failed")
+                problems.own_error(feature, exc)
             # Names relative to the run directory, so a moved run directory still reads.
             summary.trace_files = [p.name for p in self.torch_profile.trace_files]
             summary.top_ops = self.torch_profile.ops.top()
+            if not summary.trace_files:
+                # Asked for and not there: never a clean pass (a failure above says why
+                # first; the verdict keeps one line per feature).
+                problems.report(
+                    Problem(
+                        kind=QUICKDEV_ERROR, feature=feature, message=f"{feature} wrote no trace"
+                    )
+                )
         if self.data_wait is not None:
             summary.data_wait_share = round(self.data_wait.share(), 4)
             summary.advice = self.data_wait.advice()

@@ -27,6 +27,7 @@ from quickdev.options import ProfileOptions
 from quickdev.profiling.call_sites import RunningFrame, running_user_frames
 from quickdev.profiling.own_frames import pack_without_own_frames
 from quickdev.rundir.layout import TRACE_SUFFIX
+from quickdev.torch_compat import is_python_function
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class OpTotals:
             # Python frames (with_stack) and the profiler's own step ranges are not
             # operators; the sampler thread's waits would otherwise top the list. The
             # job's own work and marks are not the user's.
-            if event.is_python_function or event.name.startswith("ProfilerStep"):
+            if is_python_function(event) or event.name.startswith("ProfilerStep"):
                 continue
             if _marked(event):
                 continue

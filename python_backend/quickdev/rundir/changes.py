@@ -18,8 +18,9 @@ def changes(result: JobResult) -> list[str]:
     """One line per change: options set to one epoch, a framework's settings replaced,
     tensors placed on another device, files kept in the run directory, the person's own
     edits kept and changes that could not be put back, each loop a budget ended early, and
-    the budget that stopped the run (with advice)."""
-    lines = []
+    the budget that stopped the run (with advice). First, a torch or Python quickdev is not
+    tested with (quickdev/torch_compat.py): what follows may be quickdev's failure."""
+    lines = [result.untested_environment] if result.untested_environment else []
     if result.limits.one_epoch_options:
         options = ", ".join(result.limits.one_epoch_options)
         lines.append(f"one epoch: {options} set to 1 (pass it explicitly to keep your value)")
@@ -63,10 +64,11 @@ _ONE = {"steps": "step", "forwards": "forward", "passes": "pass"}
 # What a loop cut short leaves behind, said where the user reads the loop's line.
 _CUT_SHORT = {
     # nanoGPT's estimate_loss() fills a tensor sized for all its forwards and takes its
-    # mean: cut short, the figure printed is over fewer forwards, and a "best so far"
-    # check on it may go either way.
+    # mean, word_language_model's evaluate() divides its sum by the data's full length:
+    # cut short, such a figure reads low (a perplexity of 1.3 after two steps), and a
+    # "best so far" check on it may go either way.
     "evaluation": "a figure it computes over all its forwards (a mean, an accuracy) "
-    "covers these {count} only",
+    "covers these {count} only, and reads low where the script divides by the full count",
     "sampling": "what it generates is cut short, not what a full run makes",
 }
 
@@ -188,9 +190,24 @@ def _file_safety(result: JobResult) -> list[str]:
             f"not put back: {names} changed by something the journal does not follow "
             "(not Python, an unknown library, or you); no copy was kept"
         )
-    if not safety.complete:
+    if safety.not_checked:
+        lines.append(f"not checked for other programs' changes: {_not_checked(result)}")
+    elif not safety.complete:  # a result of an earlier version, which named no folder
         lines.append(f"not checked: files past the first {safety.check_bound} in the folder")
     return lines
+
+
+def _not_checked(result: JobResult) -> str:
+    """The folders the start manifest left out, by reason: ``.venv (a Python environment);
+    .mypy_cache, dist and 3 more (ignored by git)``."""
+    assert result.file_safety is not None
+    safety = result.file_safety
+    by_why: dict[str, list[str]] = {}
+    for path, why in safety.not_checked.items():
+        by_why.setdefault(why, []).append(path)
+    text = "; ".join(f"{_names(result, paths)} ({why})" for why, paths in by_why.items())
+    more = safety.not_checked_total - len(safety.not_checked)
+    return text + (f"; and {more} more folders" if more > 0 else "")
 
 
 def _names(result: JobResult, paths: list[str], shown: int = 3) -> str:

@@ -49,6 +49,17 @@ class DeviceFit:
 
 
 @dataclass
+class RemedyForecast:
+    """A change to the step, replayed with it: what the step would need then."""
+
+    remedy: str  # what to change, and the code that does it
+    batch_size: int | None  # the batch size it was replayed at (the step's own)
+    peak: int  # bytes at the peak, workspace included
+    device: str  # the device it was judged against: the first the step does not fit
+    fits: bool
+
+
+@dataclass
 class MemoryForecast:
     # None when no forecast could be made; ``error`` then says why in one line.
     peak: int | None = None  # bytes the allocator counts at the step's peak, workspace included
@@ -66,7 +77,10 @@ class MemoryForecast:
     precision: str = ""  # "float32", "autocast bfloat16", "bfloat16 weights, autocast …"
     optimizer: str | None = None  # the optimizer's class
     fits: list[DeviceFit] = field(default_factory=list)
-    advice: str | None = None  # one line, when some device does not fit
+    # Where a device does not fit: each remedy replayed, and the line that advises those
+    # whose replay fits (nothing is advised that was not replayed).
+    remedies: list[RemedyForecast] = field(default_factory=list)
+    advice: str | None = None
     # How the loss was replayed: the script's own calls, or a stand-in and why.
     loss: str = ""
     not_counted: str = ""
@@ -85,6 +99,19 @@ class MemoryForecast:
             return f"{line} · fits none of {', '.join(f.device for f in self.fits)}"
         return line
 
+    def breakdown(self) -> str:
+        """``at the peak: parameters 474 MB, gradients 0.0 MB (474 MB once backward made
+        them), …``: the categories at the step's peak. A peak early in backward holds few
+        gradients (made as backward frees activations): their full size is said beside."""
+        parts = []
+        for name, size in self.categories.items():
+            part = f"{name.replace('_', ' ')} {format_size(size)}"
+            every = sum(m.gradients for m in self.modules)
+            if name == "gradients" and every > size:
+                part += f" ({format_size(every)} once backward made them)"
+            parts.append(part)
+        return "at the peak: " + ", ".join(parts)
+
     def where(self) -> str:
         """``backward, in transformer.h.3``"""
         phase = self.peak_phase or ""
@@ -96,4 +123,5 @@ class MemoryForecast:
         values = {k: v for k, v in data.items() if k in known}
         values["modules"] = [ModuleMemory(**m) for m in values.get("modules") or []]
         values["fits"] = [DeviceFit(**f) for f in values.get("fits") or []]
+        values["remedies"] = [RemedyForecast(**r) for r in values.get("remedies") or []]
         return cls(**values)

@@ -14,11 +14,19 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from quickdev.processes import command_line, group_alive, pid_alive, start_ticks
+from quickdev.processes import (
+    command_line,
+    group_alive,
+    memory_oom_kills,
+    pid_alive,
+    start_ticks,
+)
 from quickdev.rundir.jsonio import write_json
 from quickdev.rundir.layout import ATTACH_FILE, PROCESS_FILE
 
 NO_GROUP = 0  # a record without a process group: only its process is signalled
+# (cgroup, count) of the job's memory cgroup's OOM kills at its start (rundir/killed.py).
+OOM_KILLS_KEY = "oom_kills"
 
 
 @dataclass(frozen=True)
@@ -88,12 +96,16 @@ def spawned_record(pid: int) -> ProcessRecord:
 
 def write_process_record(run_dir: Path) -> None:
     pid = os.getpid()
-    record = {
+    record: dict[str, object] = {
         "pid": pid,
         "start": start_ticks(pid),
         "pgid": os.getpgrp(),
         "command": list(command_line(pid) or ()),
     }
+    # Read back by rundir/killed.py when the job is found dead: did the OOM killer run?
+    oom_kills = memory_oom_kills()
+    if oom_kills is not None:
+        record[OOM_KILLS_KEY] = list(oom_kills)
     write_json(run_dir / PROCESS_FILE, record)
 
 

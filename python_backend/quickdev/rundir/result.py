@@ -272,6 +272,9 @@ class FileSafety:
     checked_files: int = 0
     check_bound: int = 0  # files beyond it are not checked (``complete`` false)
     complete: bool = True
+    # Folders left out: path -> why, in words (by reason, then the shallowest; 100 at most).
+    not_checked: dict[str, str] = field(default_factory=dict)
+    not_checked_total: int = 0
     your_edits: list[YourEdit] = field(default_factory=list)
     not_restored: list[UnseenChange] = field(default_factory=list)
 
@@ -324,6 +327,10 @@ class JobResult:
     # What keeps the job from a clean pass (a NaN loss, no training step, an error of
     # Quickdev's own); the status says the first that applies (rundir/verdict.py).
     problems: list[Problem] = field(default_factory=list)
+    # The job's torch (torch.__version__), and one line when it or the Python is outside
+    # the releases quickdev is tested with (quickdev/torch_compat.py).
+    torch_version: str = ""
+    untested_environment: str | None = None
     run_dir: str = ""
     schema: int = SCHEMA_VERSION
 

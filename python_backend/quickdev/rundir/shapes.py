@@ -65,11 +65,33 @@ Value = TensorFacts | Structure | Other
 
 
 @dataclass
+class Cut:
+    """A loop that a budget ended (or a pass over a DataLoader it cut short) while the
+    value was being made: a full run may give another shape."""
+
+    file: str
+    line: int  # the loop statement's first line
+    budget: str  # what ended it: a stop_reason value (eval_forwards, max_steps …) or "batches"
+    count: int  # how many of the budget's units had run
+    unit: str  # forwards | steps | passes | batches
+
+
+@dataclass
 class Seen:
     """One distinct value of a name, and the phases it was seen in."""
 
     value: Value
     phases: list[str]
+    cut: Cut | None = None  # the first time it was seen, a budget had cut what made it
+
+
+# Why a name's record may hold fewer distinct values than the run bound (``partial``):
+LOOP_WENT_ON = "loop"  # a for loop went on past the items looked at (LOOP_ITEMS_LOOKED)
+LOOKS_STOPPED = "stopped"  # the line was no longer looked at when a later look found new
+# A for loop's items looked at each time the loop starts, while its line is recorded.
+LOOP_ITEMS_LOOKED = 64
+# Distinct values beyond those kept are counted up to this many (``more``: at least).
+MORE_COUNTED = 1000
 
 
 @dataclass
@@ -77,7 +99,9 @@ class NameRecord:
     name: str
     seen: list[Seen]
     times: int = 1  # how many times the name was observed on this line
-    more: int = 0  # distinct values seen beyond those kept (looking stops: at least this many)
+    # Distinct values seen beyond those kept, counted up to MORE_COUNTED.
+    more: int = 0
+    partial: str | None = None  # LOOP_WENT_ON | LOOKS_STOPPED: the run may have bound others
 
 
 @dataclass
@@ -141,8 +165,30 @@ def _file(data: dict[str, Any]) -> FileRecord:
 
 
 def _name(data: dict[str, Any]) -> NameRecord:
-    seen = [Seen(_value(s["value"]), [str(p) for p in s["phases"]]) for s in data["seen"]]
-    return NameRecord(str(data["name"]), seen, int(data["times"]), int(data["more"]))
+    seen = [
+        Seen(_value(s["value"]), [str(p) for p in s["phases"]], _cut(s.get("cut")))
+        for s in data["seen"]
+    ]
+    partial = data.get("partial")
+    return NameRecord(
+        str(data["name"]),
+        seen,
+        int(data["times"]),
+        int(data["more"]),
+        str(partial) if partial is not None else None,
+    )
+
+
+def _cut(data: dict[str, Any] | None) -> Cut | None:
+    if data is None:
+        return None
+    return Cut(
+        str(data["file"]),
+        int(data["line"]),
+        str(data["budget"]),
+        int(data["count"]),
+        str(data["unit"]),
+    )
 
 
 def _value(data: dict[str, Any]) -> Value:

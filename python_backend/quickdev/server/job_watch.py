@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from quickdev.processes import EXIT_QUICKDEV_ERROR
+from quickdev.rundir.killed import settle_run
 from quickdev.rundir.layout import DEBUGPY_FILE, LAUNCH_LOG, PROGRESS_FILE
 from quickdev.rundir.validate import InvalidData, read_json, read_result_checked
 from quickdev.server.log import log
@@ -84,6 +85,8 @@ def _read_progress(run: Run) -> bool:
 
 def _finish(run: Run, returncode: int, on_change: OnChange) -> None:
     _read_progress(run)
+    if returncode < 0:  # died of a signal, maybe before writing its end: say which
+        settle_run(run.run_dir, exit_signal=-returncode)
     run.result = read_result_checked(run.run_dir)
     if run.status != "cancelled":
         run.status = _final_status(run, returncode)

@@ -1,17 +1,21 @@
-"""The run history on disk: ``quickdev.deleteRun``, and finishing the restore of killed jobs.
+"""The run history on disk: ``quickdev.deleteRun``, and finishing killed jobs.
 
-A job killed mid-run (SIGKILL, a power cut) leaves the user's files changed until a
-quickdev command puts them back; the language server does so when it starts, for the
-runs directory of each workspace folder, and says so in one line per run.
+A job killed mid-run (SIGKILL, a power cut) leaves its result at ``running`` and the
+user's files changed until a quickdev command settles the one and puts back the other;
+the language server does so when it starts, for the runs directory of each workspace
+folder, and says so in one line per run.
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from lsprotocol import types
 
 from quickdev.limits.journal.recover import recover
+from quickdev.rundir.killed import settle_killed
+from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 from quickdev.rundir.retention import delete_run
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import CommandError, register
@@ -40,9 +44,16 @@ async def delete(ls: QuickdevServer, which: RunId) -> DeleteAnswer:
 
 
 async def recover_at_start(ls: QuickdevServer) -> None:
-    """Put back what killed jobs left changed, in every workspace folder's runs directory."""
-    for runs_dir in runs_of(ls).known_runs_dirs():
+    """Give killed jobs their final status and put back what they left changed, in every
+    workspace folder's runs directory (the configured one, and the default a terminal's
+    ``quickdev run`` there uses) and in the server's working folder's (the first workspace
+    folder, as the editor starts it)."""
+    folders = [*ls.workspace_folders(), Path.cwd()]
+    candidates = [*runs_of(ls).known_runs_dirs(), *(f / DEFAULT_RUNS_DIR for f in folders)]
+    for runs_dir in dict.fromkeys(p.resolve() for p in candidates):
         try:
+            for line in await asyncio.to_thread(settle_killed, runs_dir):
+                log.info("%s", line)  # the Runs view shows the status; the log says why
             lines = await asyncio.to_thread(recover, runs_dir)
         except Exception:
             log.exception("restoring the files of killed jobs under %s failed", runs_dir)

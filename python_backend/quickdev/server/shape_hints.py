@@ -4,9 +4,14 @@ each statement that bound one (``q: f32[64, 6, 256, 64]``), the hint's tooltip a
 run), and ``quickdev.clearShapes``.
 
 Hints follow the document as it is edited: a binding keeps its hint while its statement's
-lines are unchanged, wherever they moved (``shape_records.place``); an edited statement
+lines are unchanged, wherever they moved (``shape_records.Placement``); an edited statement
 loses it until the next run. The setting ``tensorShapes`` off: no hints (and jobs record
 nothing, ``job_request``).
+
+A run that ends brings its shapes to the editor without a keystroke
+(``workspace/inlayHint/refresh``): the server's own runs as they end, and runs started
+elsewhere (``quickdev run`` in a terminal) as their record appears in a runs directory,
+which is looked at every ``RUNS_POLL_S`` once the editor has asked for hints.
 """
 
 from __future__ import annotations
@@ -26,10 +31,13 @@ from quickdev.server.commands import NoArgument, register
 from quickdev.server.log import log
 from quickdev.server.protocol import ClearShapesAnswer
 from quickdev.server.run_state import Run
-from quickdev.server.shape_records import SHAPES, DocumentShapes, FileShapes, Placed
+from quickdev.server.shape_records import SHAPES, DocumentShapes, Placement
 from quickdev.server.shape_words import hint_label, hover_markdown
 
 _WORD = re.compile(r"\w+")
+# How often the runs directories are looked at for records of runs this server did not
+# start: a stat of each directory, a listing only when one changed.
+RUNS_POLL_S = 1.0
 CLEAR = "quickdev.clearShapes"
 CLEAR_LENS = "quickdev.lens.clearShapes"  # registered by the extension; calls CLEAR
 
@@ -41,6 +49,7 @@ class ShapeHints:
         self.ls = ls
         self.documents = DocumentShapes()
         self._reading: set[asyncio.Task[None]] = set()
+        self._polling: asyncio.Task[None] | None = None
 
     def run_finished(self, run: Run) -> None:
         """A job of this session ended: its record is read (off the event loop) and the
@@ -61,26 +70,45 @@ class ShapeHints:
         if workspace and workspace.code_lens and workspace.code_lens.refresh_support:
             self.ls.workspace_code_lens_refresh(None)  # the clear lens
 
-    async def placed(self, uri: str) -> tuple[TextDocument, FileShapes, list[Placed]] | None:
+    async def placed(self, uri: str) -> tuple[TextDocument, Placement] | None:
         if not self.ls.state.settings.tensor_shapes or uri_scheme(uri) != "file":
             return None
         path = to_fs_path(uri)
         document = self.ls.workspace.text_documents.get(unquote(uri))
         if path is None or document is None:
             return None
-        runs_dirs = [self.ls.runs_dir_for(f) for f in self.ls.workspace_folders()]
+        if self._polling is None:
+            self._polling = asyncio.get_running_loop().create_task(self._poll_runs())
         found = await asyncio.to_thread(
-            self.documents.placed, uri, path, document.version, document.source, runs_dirs
+            self.documents.placed, uri, path, document.version, document.source, self._runs_dirs()
         )
-        return (document, *found) if found else None
+        return (document, found) if found is not None else None
+
+    def _runs_dirs(self) -> list[Path]:
+        return [self.ls.runs_dir_for(f) for f in self.ls.workspace_folders()]
+
+    async def _poll_runs(self) -> None:
+        """Records of runs this server did not start (a terminal's), as they appear."""
+        while True:
+            await asyncio.sleep(RUNS_POLL_S)
+            if not self.ls.state.settings.tensor_shapes:
+                continue
+            try:
+                changed = await asyncio.to_thread(self.documents.refresh, self._runs_dirs())
+            except Exception:
+                log.exception("looking for new tensor-shape records failed")
+                continue
+            if changed:
+                self.ask_again()
 
     async def lenses(self, uri: str) -> list[dict[str, Any]]:
         """One lens above the first hint of the file: where the shapes come from, and the
         click that clears them."""
         found = await self.placed(uri)
-        if found is None or not found[2]:
+        placed = found[1].all() if found is not None else []
+        if found is None or not placed:
             return []
-        _, shapes, placed = found
+        shapes = found[1].shapes
         position = {
             "line": placed[0].line - (placed[0].binding.line - placed[0].binding.first_line),
             "character": 0,
@@ -112,12 +140,13 @@ def setup(server: QuickdevServer) -> ShapeHints:
     async def resolve(ls: QuickdevServer, hint: types.InlayHint) -> types.InlayHint:
         data = hint.data if isinstance(hint.data, dict) else {}
         found = await hints.placed(str(data.get("uri", "")))
-        if found is not None:
-            _, shapes, placed = found
-            for p in placed:
+        line = data.get("line")
+        if found is not None and isinstance(line, int):
+            _, placement = found
+            for p in placement.within(line, line):
                 for name in p.binding.names:
-                    if p.line == data.get("line") and name.name == data.get("name"):
-                        hint.tooltip = _markdown(hover_markdown(name, shapes.run))
+                    if name.name == data.get("name"):
+                        hint.tooltip = _markdown(hover_markdown(name, placement.shapes.run))
         return hint
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -141,21 +170,23 @@ async def _hints(hints: ShapeHints, uri: str, within: types.Range) -> list[dict[
     found = await hints.placed(uri)
     if found is None:
         return []
-    document, _, placed = found
-    lines = document.lines
+    document, placement = found
+    lines = placement.lines  # the document's, split once per version
+    labels = placement.shapes.labels
     out = []
-    for p in placed:
-        if not within.start.line <= p.line <= within.end.line:
-            continue
+    for p in placement.within(within.start.line, within.end.line):
         text = lines[p.line] if p.line < len(lines) else ""
         character = (
             p.col if text.isascii() else document.position_codec.client_num_units(text[: p.col])
         )
         for name in p.binding.names:
+            label = labels.get(id(name))
+            if label is None:
+                label = labels[id(name)] = hint_label(name)
             out.append(
                 {
                     "position": {"line": p.line, "character": character},
-                    "label": hint_label(name),
+                    "label": label,
                     "kind": types.InlayHintKind.Type.value,
                     "paddingLeft": True,
                     "data": {"uri": uri, "line": p.line, "name": name.name},
@@ -168,7 +199,8 @@ async def _hover(hints: ShapeHints, uri: str, position: types.Position) -> types
     found = await hints.placed(uri)
     if found is None:
         return None
-    document, shapes, placed = found
+    document, placement = found
+    shapes, placed = placement.shapes, placement.all()
     lines = document.lines
     if position.line >= len(lines):
         return None

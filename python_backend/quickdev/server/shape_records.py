@@ -11,12 +11,14 @@ brings new ones).
 from __future__ import annotations
 
 import os
+import sys
 import threading
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quickdev.analysis.line_map import map_lines
+from quickdev.analysis.line_map import follow_edit, map_lines
 from quickdev.analysis.source import line_hash, split_lines
 from quickdev.rundir.jsonio import read_json_object
 from quickdev.rundir.layout import RESULT_FILE, SHAPES_FILE, rank_dir_name
@@ -37,6 +39,9 @@ class FileShapes:
 
     run: RunOfRecord
     file: FileRecord
+    # Each name's hint label, made once (id of its NameRecord -> label): a request for a
+    # whole file would make hundreds.
+    labels: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -145,70 +150,139 @@ def _ended(run_dir: Path) -> bool:
     return result is None or result.get("status") != "running"
 
 
-def place(file: FileRecord, text: str) -> list[Placed]:
-    """The bindings whose lines are all still there, unchanged and together, where they
-    are now; a binding whose statement was edited is left out."""
-    lines = split_lines(text)
-    where = map_lines(file.lines, [line_hash(line) for line in lines])
-    placed = []
-    for binding in file.bindings:
-        first = binding.first_line - 1
-        span = binding.line - binding.first_line
-        if not 0 <= first < len(where) or first + span >= len(where) or where[first] < 0:
-            continue
-        start = where[first]
-        if any(where[first + k] != start + k for k in range(1, span + 1)):
-            continue
-        line = start + span
-        col = min(binding.col, len(lines[line].rstrip("\r\n")))
-        placed.append(Placed(line, col, binding))
-    placed.sort(key=lambda p: (p.line, p.col))
-    return placed
+class Placement:
+    """Where a file's record is in one version of its text: each recorded line's line now
+    (``where``), and the bindings placed from it a range of lines at a time, as an inlay
+    hint request asks for the lines on the screen."""
 
+    def __init__(
+        self,
+        version: int | None,
+        text: str,
+        generation: int,
+        shapes: FileShapes,
+        where: list[int],
+        by_end: list[Binding] | None = None,
+    ) -> None:
+        self.version = version
+        self.text = text
+        self.generation = generation
+        self.shapes = shapes
+        self.where = where
+        # The record's bindings in the order of their last lines: the order of where they
+        # are now (``where`` keeps the lines' order).
+        self.by_end = by_end or sorted(shapes.file.bindings, key=lambda b: b.line)
+        self._lines: list[str] | None = None
+        self._all: list[Placed] | None = None
 
-@dataclass(frozen=True)
-class _Placement:
-    text: tuple[int | None, int]  # the document's version and its text's hash
-    generation: int
-    shapes: FileShapes | None
-    placed: list[Placed]
+    @property
+    def lines(self) -> list[str]:
+        """The text's lines, endings kept (split once per version)."""
+        if self._lines is None:
+            self._lines = split_lines(self.text)
+        return self._lines
+
+    def all(self) -> list[Placed]:
+        if self._all is None:
+            self._all = self._placed(0, len(self.by_end), sys.maxsize)
+        return self._all
+
+    def within(self, first: int, last: int) -> list[Placed]:
+        """The bindings whose hint goes on lines ``first`` to ``last`` (0-based)."""
+        if self._all is not None:
+            return [p for p in self._all if first <= p.line <= last]
+        where, by_end = self.where, self.by_end
+
+        def now(index: int) -> int:  # the binding's last line now, or the next placed one's
+            for binding in by_end[index:]:
+                line = binding.line - 1
+                if line < len(where) and where[line] >= 0:
+                    return where[line]
+            return sys.maxsize
+
+        start = bisect_left(range(len(by_end)), first, key=now)
+        return self._placed(start, len(by_end), last)
+
+    def _placed(self, start: int, stop: int, last: int) -> list[Placed]:
+        where, count, lines = self.where, len(self.where), self.lines
+        placed = []
+        for binding in self.by_end[start:stop]:
+            first, end = binding.first_line - 1, binding.line - 1
+            if not 0 <= first <= end < count or where[end] < 0:
+                continue
+            line = where[end]
+            if line > last:
+                break
+            if any(where[k] != line - (end - k) for k in range(first, end)):
+                continue  # its lines no longer all there, together and in order
+            col = min(binding.col, len(lines[line].rstrip("\r\n")))
+            placed.append(Placed(line, col, binding))
+        placed.sort(key=lambda p: (p.line, p.col))
+        return placed
 
 
 class DocumentShapes:
-    """The index, and each open document's placed bindings for its current version."""
+    """The index, and each open document's placement for its current version."""
 
     def __init__(self) -> None:
         self.index = ShapeIndex()
         self.runs_dirs: set[Path] = set()  # runs directories of this session's jobs
-        self._documents: dict[str, _Placement] = {}  # the most recently asked last
+        self._documents: dict[str, Placement | None] = {}  # the most recently asked last
+        self._generations: dict[str, int] = {}  # a document's index generation when placed
         self._lock = threading.Lock()  # requests are answered on worker threads
 
     # Documents whose placements are kept (a closed one may come back with its version
-    # numbers starting again: the text's hash tells it apart).
+    # numbers starting again: its text tells it apart).
     KEEP_DOCUMENTS = 64
 
     def placed(
         self, uri: str, path: str, version: int | None, text: str, runs_dirs: Iterable[Path]
-    ) -> tuple[FileShapes, list[Placed]] | None:
-        """On a worker thread: the file's record and where its bindings are in ``text``."""
+    ) -> Placement | None:
+        """On a worker thread: where the file's record is in ``text``; None without one."""
         with self._lock:
             return self._placed(uri, path, version, text, runs_dirs)
 
+    def refresh(self, runs_dirs: Iterable[Path]) -> bool:
+        """On a worker thread: pick up runs created, ended or deleted in ``runs_dirs`` and
+        this session's; True if any record changed."""
+        return self.index.refresh([*runs_dirs, *self.runs_dirs])
+
     def _placed(
         self, uri: str, path: str, version: int | None, text: str, runs_dirs: Iterable[Path]
-    ) -> tuple[FileShapes, list[Placed]] | None:
+    ) -> Placement | None:
         self.index.refresh([*runs_dirs, *self.runs_dirs])
-        key = (version, hash(text))
+        generation = self.index.generation
         cached = self._documents.pop(uri, None)
-        if cached is None or cached.text != key or cached.generation != self.index.generation:
-            generation = self.index.generation
-            shapes = self.index.for_path(path)
-            placed = place(shapes.file, text) if shapes is not None else []
-            cached = _Placement(key, generation, shapes, placed)
+        if self._generations.get(uri) != generation:
+            cached = _place(version, text, generation, self.index.for_path(path), None)
+        elif cached is not None and (cached.version != version or cached.text != text):
+            cached = _place(version, text, generation, cached.shapes, cached)
         self._documents[uri] = cached
+        self._generations[uri] = generation
         while len(self._documents) > self.KEEP_DOCUMENTS:
+            del self._generations[next(iter(self._documents))]
             del self._documents[next(iter(self._documents))]
-        return (cached.shapes, cached.placed) if cached.shapes else None
+        return cached
+
+
+def _place(
+    version: int | None,
+    text: str,
+    generation: int,
+    shapes: FileShapes | None,
+    before: Placement | None,
+) -> Placement | None:
+    """Where the record's lines are in ``text``: from the placement of the version before,
+    looking only at what the edit changed, where there is one (an edit costs what it
+    changed, not the file); else from scratch."""
+    if shapes is None:
+        return None
+    if before is not None:
+        where = follow_edit(before.where, shapes.file.lines, before.text, text)
+        if where is not None:
+            return Placement(version, text, generation, shapes, where, before.by_end)
+    where = map_lines(shapes.file.lines, [line_hash(line) for line in split_lines(text)])
+    return Placement(version, text, generation, shapes, where)
 
 
 SHAPES = Key("shapes", DocumentShapes)

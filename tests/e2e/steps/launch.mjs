@@ -8,6 +8,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import { readJsonc } from '../lib/launchFiles.mjs';
+import { docImage, workbenchArea } from '../lib/docImages.mjs';
 import { eventually } from '../lib/poll.mjs';
 import { python } from '../lib/session.mjs';
 
@@ -67,6 +68,7 @@ export function launchSteps(session) {
     assert.match(await workbench.variableValue('images'), /^f32\[\d+, 3, 32, 32\] cpu$/);
     assert.match(await workbench.variableValue('logits'), /^f32\[\d+, 10\] cpu grad$/);
     await workbench.screenshot('f5-stopped-at-gutter-breakpoint');
+    await docImage(page, 'debug-breakpoint', await workbenchArea(page, 900));
 
     // main() printed before the loop; debugpy sends it to the Debug Console.
     await workbench.debugConsoleShows('training on 4096 images');

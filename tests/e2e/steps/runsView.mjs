@@ -8,6 +8,7 @@ import { copyFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
+import { docImage, workbenchArea } from '../lib/docImages.mjs';
 import { eventually } from '../lib/poll.mjs';
 import { python } from '../lib/session.mjs';
 
@@ -77,6 +78,7 @@ export function runsViewSteps(session) {
       return false;
     }, { timeout: 30_000, interval: 3_000 });
     await workbench.screenshot('result-tab-reused');
+    await docImage(page, 'runs-and-result', await workbenchArea(page, 900));
     const deleteFromMenu = async () => {
       await workbench.contextMenu(workbench.runsRow(LABEL, 'passed'), 'Delete Run');
       const dialog = page.locator('.monaco-dialog-box');

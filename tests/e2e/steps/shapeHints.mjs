@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
+import { boxAround, docImage } from '../lib/docImages.mjs';
 import { eventually } from '../lib/poll.mjs';
 
 export function shapeHintsSteps(session) {
@@ -34,6 +35,11 @@ export function shapeHintsSteps(session) {
       });
     }
     await workbench.screenshot('shape-hints');
+    // From the lens above the forward to the first line of the training step's body.
+    const lens = editor.locator('.codelens-decoration', { hasText: 'Debug forward' }).first();
+    const hintedLines = await boxAround(lens, line('images, labels = batch'));
+    const left = (await editor.boundingBox()).x;
+    await docImage(workbench.page, 'tensor-shapes', { ...hintedLines, x: left, width: 880 }, { pad: 3 });
 
     // The hover on the bound name: the tensor as Variables writes it, its statistics, the run.
     // The mouse on the name's first characters, wherever the editor's tokens split the line.

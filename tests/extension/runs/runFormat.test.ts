@@ -41,6 +41,11 @@ test("runs of one script that differ only in their arguments read differently", 
   assert.match(long, /^train\.py --comment 'a very long comment that goes on and on and on a… \(run\)/);
 });
 
+test("a run started just after midnight is labelled 00:mm:ss, not 24:mm:ss", () => {
+  const midnight = new Date(2026, 10, 28, 0, 6, 3).toISOString();
+  assert.match(runLabel(run({ started: midnight })), / 00:06:03$/);
+});
+
 test("a run that ended with Quickdev's own error says what failed and what the script did", () => {
   const verdict = [
     "Quickdev's own error, not your code's: the profiler failed (AttributeError: no is_python_function)",

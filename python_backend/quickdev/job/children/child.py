@@ -61,7 +61,6 @@ class ChildJob:
         self._device_before: DeviceRemaps | None = None
 
     def begin(self) -> None:
-        output_tee.flush_every_line()
         self.recorder.restart(EventHub())
         # A fork child's device engine counted the parent's remaps too: report its own.
         self._device_before = self.recorder.device() if self.recorder.device else None

@@ -11,13 +11,14 @@ from quickdev.limits.journal.records import Record, read_records
 from quickdev.limits.journal.restore import Restored
 from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE
 
-# Why the journal and not a copy-on-write view of the folder (README, "It changes nothing
-# of yours"; measured by benchmarks/journal.py).
+# Why the journal and not a copy-on-write view of the folder (docs/file-safety.md, "Why a
+# journal, not a copy-on-write view"; measured by benchmarks/journal.py).
 WHY = (
     "originals are put aside before each change and put back at the end; a copy-on-write "
     "overlay of the folder would copy a file whole on its first change (a 1 GiB log for "
     "one appended line) on a file system without clones, such as ext4"
 )
+NOT_CHECKED_SHOWN = 100  # folders named in result.json; the count says how many in all
 
 
 def check(
@@ -40,6 +41,9 @@ def check(
         safety.not_restored = unseen_changes(manifest, journaled, run_dir.parent, until_ns)
         safety.checked_files = len(manifest.files)
         safety.complete = manifest.complete
+        not_checked = manifest.not_checked()
+        safety.not_checked = dict(list(not_checked.items())[:NOT_CHECKED_SHOWN])
+        safety.not_checked_total = len(not_checked)
     done.safety = safety
 
 

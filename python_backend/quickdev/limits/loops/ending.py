@@ -21,6 +21,7 @@ evaluation forwards in a row), which bounds loops that a library keeps calling.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from types import FrameType
 
 from quickdev.limits.loops import library
@@ -36,6 +37,7 @@ from quickdev.limits.loops.table import Loop, LoopTables
 from quickdev.limits.stop import StopJob
 from quickdev.rundir.option_table import EVAL_FORWARDS, MAX_STEPS, TRAIN_PASSES
 from quickdev.rundir.result import EndedLoop
+from quickdev.rundir.shapes import Cut
 
 # How far past a budget the job lets the script go while the loops it ended are still
 # running (a loop it cannot reach keeps taking steps) before it stops the script.
@@ -54,6 +56,9 @@ class LoopEnder:
         self._passes_ended = False
         self._training_runs: dict[tuple[str, int], int] = {}  # loop -> times a step budget ended it
         self.library = library.LibraryEnder()  # a library's loop told to end (one at a time)
+        # Told of each loop told to end, with its frame (the tensor-shape recording marks
+        # what was being made from it as cut short).
+        self.on_end: Callable[[FrameType, int, Cut], None] | None = None
 
     @property
     def ended(self) -> list[EndedLoop]:
@@ -201,7 +206,13 @@ class LoopEnder:
             if users:
                 self._eval_ended_in[key] = users[0].frame
 
-        return True if self.library.end(frame, loop, jumped) else None
+        if not self.library.end(frame, loop, jumped):
+            return None
+        if self.on_end is not None:  # what the user's code makes of what the loop returns
+            self.on_end(
+                frame, loop.line, Cut(loop.file, loop.line, EVAL_FORWARDS, since, "forwards")
+            )
+        return True
 
     def _end_around(self, found: list[Place], budget: str, count: int, first: str) -> None:
         """Also end the loop around the innermost one (in its frame, else further out)."""
@@ -271,6 +282,8 @@ class LoopEnder:
         if self.marks.find(place.frame, loop) is None:
             ended = EndedLoop(file, loop.line, role, budget, count, unit, around=around)
             self.marks.add(place.frame, loop, ended, place.line)
+            if self.on_end is not None:
+                self.on_end(place.frame, loop.line, Cut(file, loop.line, budget, count, unit))
         return f"{file}:{loop.line}"
 
     def _refresh(self) -> None:

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from quickdev.analysis.source import line_hashes, split_lines
+from quickdev.limits.shapes.accumulated import Span, loop_dependents
 from quickdev.rewrite import STATEMENT_BLOCKS, jit_compiled, located_at, no_location, source_key
 
 SEE = "__quickdev_shapes_see__"
@@ -37,9 +38,10 @@ ITER = "__quickdev_shapes_iter__"  # builtins.iter under a name the script canno
 _GUARD_PREFIX = "__quickdev_shapes_"
 _NOT_RECORDED_PARAMETERS = frozenset({"self", "cls"})
 
-# What the cache keeps per statement (``observe.Slot`` is made from it):
-# (kind, first line, line, column, names, pattern of a for target or None)
-SlotRow = tuple[str, int, int, int, tuple[str, ...], Any]
+# What the cache keeps per statement (``observe.Slot`` is made from it): (kind, first
+# line, line, column, names, pattern of a for target or None, the headers of the loops
+# before it whose accumulated names it reads: ``accumulated``)
+SlotRow = tuple[str, int, int, int, tuple[str, ...], Any, tuple[Span, ...]]
 Metadata = tuple[str, tuple[int, ...], tuple[SlotRow, ...]]
 
 
@@ -79,8 +81,13 @@ class _Inserter:
         self.guard = guard
         self.lines = lines
         self.slots: list[SlotRow] = []
+        self.after_loops: dict[int, tuple[Span, ...]] = {}  # id(statement) -> loop headers
 
     def block(self, body: list[ast.stmt], record: bool) -> list[ast.stmt]:
+        if record:
+            for key, spans in loop_dependents(body).items():
+                known = self.after_loops.get(key, ())
+                self.after_loops[key] = known + tuple(s for s in spans if s not in known)
         out: list[ast.stmt] = []
         for statement in body:
             out.append(statement)
@@ -91,7 +98,8 @@ class _Inserter:
                 names = _assigned(statement)
                 if names:
                     end = (statement.end_lineno or statement.lineno, statement.end_col_offset or 0)
-                    out.append(self._look(statement.lineno, end, "assign", names))
+                    after = self.after_loops.get(id(statement), ())
+                    out.append(self._look(statement.lineno, end, "assign", names, after=after))
             elif isinstance(statement, ast.For):
                 self._loop(statement)
             elif isinstance(statement, (ast.With, ast.AsyncWith)):
@@ -186,12 +194,12 @@ class _Inserter:
 
     def _slot(
         self, first: int, end: tuple[int, int], kind: str, names: tuple[str, ...],
-        pattern: Any = None, chars: bool = False,
+        pattern: Any = None, chars: bool = False, after: tuple[Span, ...] = (),
     ) -> int:  # fmt: skip
         line, col = end
         if not chars:
             col = _chars(self.lines, line, col)
-        self.slots.append((kind, first, line, col, names, pattern))
+        self.slots.append((kind, first, line, col, names, pattern, after))
         return len(self.slots) - 1
 
     def _look(
@@ -201,9 +209,10 @@ class _Inserter:
         kind: str,
         names: tuple[str, ...],
         chars: bool = False,
+        after: tuple[Span, ...] = (),
     ) -> ast.stmt:
         """``if GUARD[k]: SEE("GUARD", k, (names…))``, without a position."""
-        slot = self._slot(first, end, kind, names, chars=chars)
+        slot = self._slot(first, end, kind, names, chars=chars, after=after)
         values = ast.Tuple([_load(n) for n in names], ast.Load())
         call = ast.Call(_load(SEE), [ast.Constant(self.guard), ast.Constant(slot), values], [])
         look = ast.If(self._guard(slot), [ast.Expr(call)], [])
