@@ -153,11 +153,7 @@ def test_the_cycle_check_sees_a_cycle() -> None:
 
 # Circles inside a package being broken by job (each a note of what it is and who breaks it);
 # an entry that no longer holds a circle fails the test, so it is removed with the circle.
-KNOWN_CIRCLES = {
-    # The NaN hunt: hunt.py's methods moved into backward, data, mode and sinks, which
-    # import hunt back; split by responsibility in the NaN hunt's own work.
-    "quickdev.limits.nonfinite",
-}
+KNOWN_CIRCLES: set[str] = set()
 
 
 def test_no_package_imports_itself_in_a_circle() -> None:

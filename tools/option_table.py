@@ -52,7 +52,7 @@ def _sentence(text: str) -> str:
 
 
 def _off(limit: Limit) -> str:
-    return "; `0`: no bound" if limit.off else ""
+    return f"; `0`: {limit.off_words}" if limit.off else ""
 
 
 def package_json(text: str) -> str:
@@ -65,12 +65,13 @@ def package_json(text: str) -> str:
             over = (
                 f"; a launch configuration's `{limit.launch}` overrides it" if limit.launch else ""
             )
+            jobs = "every quick-dev job" + ("" if limit.debug_setting else " but a debug job")
             settings[f"quickdev.{limit.setting}"] = {
                 **_schema(limit),
                 "default": limit.default,
                 "scope": "resource",
-                "markdownDescription": f"{_sentence(limit.help)} (`{limit.flag}`), for every "
-                f"quick-dev job{_off(limit)}{over}.",
+                "markdownDescription": f"{_sentence(limit.help)} (`{limit.flag}`), for "
+                f"{jobs}{_off(limit)}{over}.",
             }
         if limit.launch:
             default = (
@@ -116,8 +117,8 @@ def typescript() -> str:
 
 def _protocol_type(limit: Limit) -> str:
     kind = "int" if limit.kind == "count" else "float"
-    sign = "≥" if limit.kind == "count" else ">"
-    return f"{kind} {sign} {limit.minimum:g}" + (" (0: no bound)" if limit.off else "")
+    sign = "≥" if limit.kind == "count" or limit.bound_words else ">"
+    return f"{kind} {sign} {limit.minimum:g}" + (f" (0: {limit.off_words})" if limit.off else "")
 
 
 def protocol_md(text: str) -> str:
@@ -163,8 +164,7 @@ def limits_table() -> str:
     for limit in option_table.LIMITS:
         value = limit.metavar or "N"
         default = limit.default_words(markdown=True)
-        off = "; `0`: no bound" if limit.off else ""
-        rows.append(f"| `{limit.flag} {value}` | {default} | {limit.doc}{off} |")
+        rows.append(f"| `{limit.flag} {value}` | {default} | {limit.doc}{_off(limit)} |")
     return "\n".join([TABLE_START, *rows, TABLE_END])
 
 

@@ -21,9 +21,12 @@ export const LIMIT_ARGUMENTS = {
 export interface LimitSettings {
   /** Batches per DataLoader pass (`--batches`). */
   batches: number;
+  /** A DataLoader's full-size step estimated above this on this CPU computes at a smaller batch from the same loader, its full size checked on fake tensors (`--step-seconds`). */
+  stepSeconds: number;
 }
 
 /** Each setting's type, as package.json declares it. */
 export const LIMIT_SETTINGS = {
   batches: "integer",
+  stepSeconds: "number",
 } as const;

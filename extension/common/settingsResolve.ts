@@ -13,7 +13,7 @@ export interface LensSettings {
   memory: boolean;
 }
 
-/** The `quickdev.*` settings; defaults live only in package.json. The limits (`batches`) come from the option table. */
+/** The `quickdev.*` settings; defaults live only in package.json. The limits (`batches`, `stepSeconds`) come from the option table. */
 export interface QuickdevSettings extends LimitSettings {
   python: string;
   /** 0: the script's own batch size; else passed to its --batch-size-like option. */
@@ -49,7 +49,7 @@ export const SERVER_SETTINGS = {
   memoryForecastDevices: "array",
   tensorShapes: "boolean",
   lenses: "object",
-} as const satisfies Record<keyof QuickdevSettings, "string" | "integer" | "boolean" | "array" | "object">;
+} as const satisfies Record<keyof QuickdevSettings, "string" | "integer" | "number" | "boolean" | "array" | "object">;
 
 export const SETTING_KEYS = Object.keys(SERVER_SETTINGS) as (keyof QuickdevSettings)[];
 

@@ -237,6 +237,7 @@ export const PROTOCOL_FIELDS = {
     python: "required",
     batches: "required",
     batchSize: "required",
+    stepSeconds: "required",
     runsDir: "required",
     keepOutputs: "required",
     runsKeep: "required",

@@ -77,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
             help=limit.command_help(),
         )
     limits.add_argument(
+        "--full-batch",
+        action="store_true",
+        help="compute every step at the script's own batch size, whatever it costs",
+    )
+    limits.add_argument(
         "--device",
         type=device_name,
         default="auto",
@@ -281,6 +286,7 @@ def run_options(ns: argparse.Namespace, after_separator: list[str] | None = None
         debug_rank=ns.debug_rank,
         memory_forecast=ns.memory_forecast,
         find_nonfinite=ns.find_nonfinite,
+        full_batch=ns.full_batch,
     )
 
 

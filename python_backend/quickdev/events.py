@@ -77,6 +77,11 @@ class EventHub:
     def add(self, observer: JobObserver) -> None:
         self._observers.append(observer)
 
+    def keep_only(self, kept: list[JobObserver]) -> None:
+        """Only ``kept`` hear from now on: in a copy of the job that must not report (a
+        step-cost probe, ``limits/step_cost``)."""
+        self._observers = [o for o in self._observers if any(o is k for k in kept)]
+
     def setup(self) -> None:
         for o in self._observers:
             self._safely(o.on_setup)

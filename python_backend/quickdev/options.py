@@ -15,6 +15,7 @@ from quickdev.rundir import option_table
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 from quickdev.rundir.option_table import (
     HUNT_STEPS,
+    STEP_SECONDS,
     Value,
 )
 from quickdev.rundir.retention import RETENTION, Retention
@@ -95,6 +96,9 @@ class RunOptions:
     # The NaN hunt: run until the first NaN/Inf reaches the loss, a gradient or a parameter,
     # and name the operation that produced it (limits/nonfinite).
     find_nonfinite: bool = False
+    # --full-batch: every step at the script's own batch size, whatever --step-seconds says
+    # (see step_cost_bound).
+    full_batch: bool = False
 
 
 def options_to_json(options: RunOptions) -> str:
@@ -123,3 +127,23 @@ def limit_value(options: RunOptions, name: str) -> Value:
     value = options.limits.get(name, option_table.BY_NAME[name].default)
     assert value is not None, f"{name} has no default"
     return value
+
+
+def step_cost_bound(options: RunOptions) -> float | None:
+    """Seconds a DataLoader's full-size step may take on this CPU before its arithmetic runs
+    at a smaller batch; None: the script's own batch sizes throughout (the step_seconds
+    limit's rule, which ``Budget.for_options`` applies).
+
+    A debug job (a person steps through the script's own batches), the NaN hunt (whether a
+    NaN appears depends on the batch's arithmetic) and ``--no-limits`` keep the script's
+    sizes unless ``--step-seconds`` is given; ``--full-batch`` always keeps them. Ranks of
+    a distributed job keep them too: their step's collectives cannot run on fake tensors.
+    """
+    if options.full_batch or options.nproc > 1:
+        return None
+    if STEP_SECONDS in options.limits:
+        return float(options.limits[STEP_SECONDS]) or None
+    debugging = options.listen is not None or options.wait_for_client
+    if debugging or options.find_nonfinite or options.no_limits:
+        return None
+    return float(limit_value(options, STEP_SECONDS))

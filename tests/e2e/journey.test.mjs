@@ -15,6 +15,7 @@ import { python, useSession } from './lib/session.mjs';
 import { launchSteps } from './steps/launch.mjs';
 import { LONG_JOB } from './lib/longJob.mjs';
 import { profiledRun } from './lib/profiledRun.mjs';
+import { findFirstNanSteps } from './steps/findFirstNan.mjs';
 import { memoryForecastSteps } from './steps/memoryForecast.mjs';
 import { argumentsSteps } from './steps/arguments.mjs';
 import { multiRootSteps } from './steps/multiRoot.mjs';
@@ -337,6 +338,8 @@ describe('a trusted multi-root workspace', () => {
   shapeHintsSteps(session);
 
   memoryForecastSteps(session);
+
+  findFirstNanSteps(session);
 
   step('Attach to Running Job: a long job started in a terminal is debugged, detached from and debugged again', async () => {
     const page = workbench.page;

@@ -1,6 +1,7 @@
 """Settings as the extension sends them: flat or under "quickdev", with its defaults."""
 
 import json
+from typing import Any
 
 from quickdev.server.settings import parse_settings
 from quickdev.server.types import Settings
@@ -105,3 +106,36 @@ def test_memory_forecast_devices_are_checked_as_devices() -> None:
     settings, problems = parse_settings({"memoryForecastDevices": ["24", "huge"]})
     assert settings.memory_forecast_devices == Settings().memory_forecast_devices
     assert [p.split()[0] for p in problems] == ["quickdev.memoryForecastDevices"]
+
+
+def test_the_step_cost_bound_reaches_jobs_but_not_debug_jobs() -> None:
+    from pathlib import Path
+
+    from quickdev.cli import build_parser, run_options
+    from quickdev.options import step_cost_bound
+    from quickdev.server.job_request import JobRequest, job_command
+    from quickdev.server.start_job import StartJob, _limits
+
+    def options(settings: Settings, mode: str) -> Any:
+        request = JobRequest(
+            Path("train.py"),
+            mode,  # type: ignore[arg-type]
+            Path("."),
+            Path(".quickdev/runs"),
+            "python",
+            limits=_limits(StartJob(script="train.py"), settings, mode),  # type: ignore[arg-type]
+        )
+        command = job_command(request, "20260101-train")
+        own = command[command.index("run") + 1 : command.index("--")]
+        return run_options(build_parser().parse_args(["run", *own]), [])
+
+    settings, problems = parse_settings({"stepSeconds": 12})
+    assert problems == [] and settings.step_seconds == 12
+    assert step_cost_bound(options(settings, "run")) == 12
+    assert step_cost_bound(options(settings, "profile")) == 12
+    assert step_cost_bound(options(settings, "debug")) is None  # the script's own sizes
+    never, _ = parse_settings({"stepSeconds": 0})
+    assert step_cost_bound(options(never, "run")) is None
+    assert step_cost_bound(options(Settings(), "run")) == 5.0
+    _, problems = parse_settings({"stepSeconds": -1})
+    assert problems and problems[0].startswith("quickdev.stepSeconds must be seconds ≥ 0")

@@ -13,6 +13,7 @@ from quickdev.limits.device import autocast
 # Relative to float32, as the job measures them.
 SLOW_HALF = {"float32": 1.0, "bfloat16": 0.17, "float16": 0.05}  # a CPU without bf16
 FAST_BF16 = {"float32": 1.0, "bfloat16": 1.8, "float16": 0.05}  # AVX512-BF16, AMX
+FAST_FP16 = {"float32": 1.0, "bfloat16": 1.2, "float16": 1.9}  # AMX-FP16, AVX512-FP16
 
 
 def pin_cpu_autocast(

@@ -51,7 +51,8 @@ KNOB_NAMES: dict[str, KnobKind] = {
 
 
 def knob_from_assign(stmt: ast.stmt) -> Knob | None:
-    """``eval_iters = 200`` at module level (nanoGPT-style configuration by globals)."""
+    """``eval_iters = 200``, ``batch_size = 12`` at module level (nanoGPT-style configuration
+    by globals)."""
     if not (
         isinstance(stmt, ast.Assign)
         and len(stmt.targets) == 1
@@ -63,7 +64,7 @@ def knob_from_assign(stmt: ast.stmt) -> Knob | None:
         return None
     name = stmt.targets[0].id
     kind = KNOB_NAMES.get(name.lower())
-    if kind not in ("epochs", "steps", "eval_iters"):
+    if kind not in ("epochs", "steps", "eval_iters", "batch_size"):
         return None
     return Knob(kind, name, stmt.lineno, False, stmt.value.value, is_global=True)
 

@@ -10,6 +10,7 @@ import types
 from quickdev.limits.user_code import is_user_file
 from quickdev.processes import PACKAGE_DIR
 from quickdev.rundir.result import ErrorInfo, Frame
+from quickdev.rundir.step_cost import ERROR_ELSEWHERE, TRACEBACK_ELSEWHERE
 
 _MAX_MESSAGE_CHARS = 2000
 # torch's words for an operator with no CPU kernel: a custom CUDA extension on a CPU job.
@@ -17,6 +18,11 @@ _NO_CPU_KERNEL = "with arguments from the 'CPU' backend"
 
 
 def describe(exc: BaseException) -> ErrorInfo:
+    found = getattr(exc, ERROR_ELSEWHERE, None)
+    if isinstance(found, ErrorInfo):
+        # Found by the step-cost check's run of the full-size step on fake tensors: where
+        # it happened there, not where the job raised it (limits/step_cost/probe.py).
+        return found
     frames = [
         Frame(file=f.filename, line=f.lineno or 0, function=f.name)
         for f in traceback.extract_tb(exc.__traceback__)
@@ -68,6 +74,9 @@ def user_traceback(exc: BaseException) -> str:
     refuses an MPS call at the end (the user sees their line, then the library they
     called). It goes to the script's stderr, so the terminal and the editor's output
     channel show it where people look."""
+    found = getattr(exc, TRACEBACK_ELSEWHERE, None)
+    if isinstance(found, str) and found:
+        return found
     entries: list[types.TracebackType] = []
     tb = exc.__traceback__
     while tb is not None:

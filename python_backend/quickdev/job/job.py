@@ -36,7 +36,7 @@ from quickdev.job.hard_stop import (
 )
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
-from quickdev.job.recorded import copy_recorded, settle_verdict
+from quickdev.job.recorded import copy_recorded, record_exit, settle_verdict
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
 from quickdev.job.terminal_summary import summarize
@@ -48,6 +48,7 @@ from quickdev.options import RunOptions
 from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, peak_rss_mb
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
+from quickdev.rundir.option_table import STEP_SECONDS
 from quickdev.rundir.process import write_process_record
 from quickdev.rundir.result import ErrorInfo, JobResult
 from quickdev.rundir.retention import prune_runs
@@ -214,8 +215,16 @@ def _run_with_limits(
 
         from quickdev.limits.install import install_limits
 
-        installed = install_limits(options, run_dir, hub, budget, patcher, imported_early)
+        installed = install_limits(
+            options, run_dir, hub, budget, patcher, imported_early, in_process=in_process
+        )
         recorder = installed.recorder
+        step_cost = installed.step_cost
+        if step_cost is not None:
+            step_cost.describe = lambda exc: (describe(exc), user_traceback(exc))
+        else:
+            # No step ran at a smaller batch here: result.json says the job had no bound.
+            result.limits.values[STEP_SECONDS] = None
         from quickdev.job.children.following import follow
         from quickdev.job.children.setup import Setup
 
@@ -233,6 +242,13 @@ def _run_with_limits(
         hub.job_start()
         try:
             target.run(installed.rewriter)
+        except BaseException as exc:
+            if step_cost is not None:  # in a step-cost probe, this ends its process
+                step_cost.script_ended(exc)
+            raise
+        else:
+            if step_cost is not None:
+                step_cost.script_ended(None)
         finally:
             signals.cancel_timeout_alarm()
         # Ran to its end, also where budgets ended its loops (result.loops_ended).
@@ -251,7 +267,7 @@ def _run_with_limits(
         result.status, result.stop_reason = "killed", killed.reason
         exit_code = 128 + killed.signum
     except SystemExit as exc:
-        exit_code = _record_exit(result, exc)
+        exit_code = record_exit(result, exc)
         if exit_code == EXIT_PASSED:
             exited_at = describe(exc)
     except KeyboardInterrupt as exc:  # in-process: Ctrl+C in a notebook
@@ -328,22 +344,6 @@ def _note_environment(result: JobResult) -> None:
     result.untested_environment = untested_environment(result.torch_version)
     if result.untested_environment:
         log.warning("%s", result.untested_environment)
-
-
-def _record_exit(result: JobResult, exc: SystemExit) -> int:
-    """``sys.exit(0)``/``sys.exit()`` passes; any other code is a failure with that code."""
-    code = exc.code
-    if code is None or code == 0:
-        result.status, result.stop_reason, result.exit_code = "passed", "completed", 0
-        return EXIT_PASSED
-    result.exit_code = code if isinstance(code, int) else 1
-    result.status, result.stop_reason = "failed", "exit"
-    result.error = describe(exc)
-    if not isinstance(code, int):
-        result.error.message = str(code)
-    else:
-        result.error.message = f"the script called sys.exit({code})"
-    return EXIT_FAILED
 
 
 def _lift_wall_clock(budget: Budget) -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 from quickdev import problems
 from quickdev.analysis import analyze_file
 from quickdev.analysis.findings import TRAINING_STEP_KINDS
+from quickdev.job.failure import describe
 from quickdev.limits.recorder import Recorder
-from quickdev.processes import exit_status
+from quickdev.processes import EXIT_FAILED, EXIT_PASSED, exit_status
 from quickdev.rundir.result import ErrorInfo, JobResult, Problem
 from quickdev.rundir.verdict import NO_TRAINING, add_problem, decide
 
@@ -30,6 +31,7 @@ def copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.loops_ended = recorder.budget.loops.ended
         result.phases = recorder.phases()
         result.first_nonfinite = recorder.first_nonfinite
+        result.step_cost = recorder.step_costs
 
 
 def settle_verdict(
@@ -97,3 +99,20 @@ def _training_line(script: Path) -> int | None:
     lines = [s.line for s in analysis.steps if s.kind in TRAINING_STEP_KINDS]
     lines += [e.line for e in analysis.entry_points if e.kind == "trainer_fit"]
     return min(lines) + 1 if lines else None
+
+
+def record_exit(result: JobResult, exc: SystemExit) -> int:
+    """The script called ``sys.exit``: ``sys.exit(0)``/``sys.exit()`` passes; any other code
+    is a failure with that code."""
+    code = exc.code
+    if code is None or code == 0:
+        result.status, result.stop_reason, result.exit_code = "passed", "completed", 0
+        return EXIT_PASSED
+    result.exit_code = code if isinstance(code, int) else 1
+    result.status, result.stop_reason = "failed", "exit"
+    result.error = describe(exc)
+    if not isinstance(code, int):
+        result.error.message = str(code)
+    else:
+        result.error.message = f"the script called sys.exit({code})"
+    return EXIT_FAILED

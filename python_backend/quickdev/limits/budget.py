@@ -25,7 +25,8 @@ from typing import Any
 from quickdev.limits.loops import LoopEnder, LoopTables
 from quickdev.limits.loops.marks import Place
 from quickdev.limits.stop import NONFINITE, StopJob
-from quickdev.options import RunOptions
+from quickdev.limits.work_clock import busy_seconds
+from quickdev.options import RunOptions, limit_value, step_cost_bound
 from quickdev.rundir import option_table
 from quickdev.rundir.option_table import (
     BATCHES,
@@ -33,6 +34,7 @@ from quickdev.rundir.option_table import (
     HUNT_STEPS,
     LOOP_STEPS,
     MAX_STEPS,
+    STEP_SECONDS,
     TIMEOUT,
     TRAIN_PASSES,
     Value,
@@ -56,12 +58,22 @@ class Budget:
     """The limits of one process of the job (None: no bound) and the checks against them."""
 
     def __init__(
-        self, values: dict[str, Value | None], *, batches_bound_training: bool = True
+        self,
+        values: dict[str, Value | None],
+        *,
+        batches_bound_training: bool = True,
+        eval_seconds: float | None = None,
+        eval_at_least: int = 1,
     ) -> None:
         self.values = values
         # False in the NaN hunt: a pass that takes training steps runs past --batches, so the
         # step budget (not one epoch of two batches) decides how long the hunt trains.
         self.batches_bound_training = batches_bound_training
+        # An evaluation loop without a DataLoader that the job can end also ends once its
+        # forwards have run this many seconds, after ``eval_at_least`` of them (None: by count
+        # only): full-size evaluation forwards are what a job spends its seconds on.
+        self.eval_seconds = eval_seconds
+        self.eval_at_least = eval_at_least
         self.deadline: float | None = None
         # Ends the user's loops; one without rewritten loops (the job stops the script, as
         # for code it did not compile) until the limits give it theirs.
@@ -80,6 +92,7 @@ class Budget:
         # the ones since the last evaluation loop the budget ended.
         self._evals_in_a_row = 0
         self._evals_since_ended = 0
+        self._eval_started = 0.0  # when the forwards since then began (busy_seconds)
 
     @classmethod
     def for_options(cls, options: RunOptions) -> Budget:
@@ -91,7 +104,11 @@ class Budget:
         runaway loop). A hand-made batch is a batch, so loops without a DataLoader make
         ``--batches`` steps unless ``--max-steps`` asks for more. The NaN hunt trains for its
         step budget: epochs are not cut to one pass, and loops without a DataLoader get as
-        many steps.
+        many steps. ``step_seconds`` follows its own rule (``step_cost_bound``). An
+        evaluation loop without a DataLoader runs ``--eval-forwards`` forwards, or, where the
+        job can end it, the step-cost bound's seconds (at least ``--batches`` forwards):
+        nanoGPT's evaluation spent most of a job's time on 40 full-size forwards
+        (docs/step-cost.md). An explicit ``--eval-forwards`` is a count.
         """
         given = options.limits
         hunting = options.find_nonfinite
@@ -111,7 +128,13 @@ class Budget:
                 values[limit.name] = defaults[limit.name]
             if options.no_limits and (limit.name not in given or limit.name == BATCHES):
                 values[limit.name] = None
-        return cls(values, batches_bound_training=not hunting)
+        values[STEP_SECONDS] = step_cost_bound(options)
+        return cls(
+            values,
+            batches_bound_training=not hunting,
+            eval_seconds=None if EVAL_FORWARDS in given else values[STEP_SECONDS],
+            eval_at_least=int(limit_value(options, BATCHES)),
+        )
 
     def result_limits(self, options: RunOptions) -> Limits:
         """result.json's ``limits``: this budget's values themselves, not a copy."""
@@ -126,12 +149,19 @@ class Budget:
         return {
             "values": self.values,
             "batches_bound_training": self.batches_bound_training,
+            "eval_seconds": self.eval_seconds,
+            "eval_at_least": self.eval_at_least,
             "deadline": self.deadline,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Budget:
-        budget = cls(dict(data["values"]), batches_bound_training=data["batches_bound_training"])
+        budget = cls(
+            dict(data["values"]),
+            batches_bound_training=data["batches_bound_training"],
+            eval_seconds=data.get("eval_seconds"),
+            eval_at_least=data.get("eval_at_least", 1),
+        )
         deadline = data.get("deadline")
         budget.deadline = float(deadline) if deadline is not None else None
         return budget
@@ -287,13 +317,25 @@ class Budget:
 
     def eval_forward(self) -> None:
         """Before a forward of the model in eval mode or without grad: an evaluation loop
-        that no DataLoader bounds ends after the eval_forwards budget."""
+        that no DataLoader bounds ends after the eval_forwards budget, or its seconds."""
         self._evals_in_a_row += 1
         self._evals_since_ended += 1
         limit = self._whole(EVAL_FORWARDS)
-        if limit is None or (self._evals_in_a_row < limit and not self.loops.busy()):
+        if limit is None:
             return
-        if self.loops.evaluation_forward(self._evals_in_a_row, self._evals_since_ended, limit):
+        since, seconds = self._evals_since_ended, self.eval_seconds
+        if seconds is not None and since == 1:
+            self._eval_started = busy_seconds()  # each loop timed from its first forward
+        if self._evals_in_a_row < limit and not self.loops.busy() and seconds is None:
+            return
+        # Seconds of work, as they would pass on this machine unloaded: the same script's
+        # loop ends at the same forward on a busy machine as on a quiet one.
+        spent = (
+            seconds is not None
+            and since >= self.eval_at_least
+            and busy_seconds() - self._eval_started > seconds
+        )
+        if self.loops.evaluation_forward(self._evals_in_a_row, since, limit, spent):
             self._evals_since_ended = 0
 
     def finish(self) -> None:

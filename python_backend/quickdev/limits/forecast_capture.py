@@ -108,6 +108,9 @@ class StepCapture(BaseObserver, feature="the memory forecast"):
         self._in_forward = 0
         self._next_ref = 0
         self._hooks: list[Any] = []
+        # The full-size step a step-cost probe recorded, replayed instead of this process's
+        # smaller one (limits/step_cost/handover.py); a string: why there is none.
+        self.full_size: Any = None
 
     def install(self, patcher: Patcher) -> None:
         # Before the steps' own hooks, which may end the job at this very step.
@@ -295,6 +298,11 @@ class StepCapture(BaseObserver, feature="the memory forecast"):
         result.memory_forecast = self.forecast(stopped)
 
     def forecast(self, stopped: str | None = None) -> MemoryForecast:
+        if isinstance(self.full_size, str):
+            return MemoryForecast(error=self.full_size)
+        if self.full_size is not None:
+            self.events, self.reads = self.full_size.events, self.full_size.reads
+            self.autocast_dtype, self.loss_note = self.full_size.autocast_dtype, self.full_size.note
         if self.state != "captured" or self.model is None:
             # A budget that ended the job first (an evaluation before training) is named:
             # the job's stop line says how to lift it.

@@ -11,7 +11,7 @@ import inspect
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import DataLoader
@@ -24,13 +24,23 @@ from quickdev.limits.user_code import caller_origin
 from quickdev.rundir.result import LoaderStats
 from quickdev.rundir.shapes import Cut
 
+if TYPE_CHECKING:
+    from quickdev.limits.step_cost import StepCostCheck
+
 _STATS_ATTR = "_quickdev_stats"
 # Without a batch limit, only the first batches of each pass are inspected for NaN/Inf.
 _UNLIMITED_CHECKED_BATCHES = 2
 _SIGNATURE_MAX_CHARS = 300
 
 
-def install(patcher: Patcher, recorder: Recorder, batches: int | None) -> None:
+def install(
+    patcher: Patcher,
+    recorder: Recorder,
+    batches: int | None,
+    step_cost: StepCostCheck | None = None,
+) -> None:
+    """``step_cost``: decides, at a loader's first batch, whether its steps compute at a
+    smaller batch (``limits/step_cost``)."""
     original_init = DataLoader.__init__
     original_iter = DataLoader.__iter__
     original_len = DataLoader.__len__
@@ -60,7 +70,11 @@ def install(patcher: Patcher, recorder: Recorder, batches: int | None) -> None:
             length: int | None = original_len(loader)
         except TypeError:  # an iterable dataset without a length
             length = None
-        return _limited(original_iter(loader), stats, recorder, batches, length)
+        iterator = original_iter(loader)
+        limited = _limited(loader, iterator, stats, recorder, batches, length, step_cost)
+        if step_cost is not None:
+            step_cost.new_pass(loader, iterator, limited)
+        return limited
 
     def __len__(loader: DataLoader[Any]) -> int:
         length: int = original_len(loader)
@@ -83,11 +97,13 @@ def _stats_of(loader: DataLoader[Any], recorder: Recorder) -> LoaderStats:
 
 
 def _limited(
+    loader: DataLoader[Any],
     iterator: Iterator[Any],
     stats: LoaderStats,
     recorder: Recorder,
     batches: int | None,
     length: int | None,
+    step_cost: StepCostCheck | None,
 ) -> Iterator[Any]:
     # Runs at the first next(); an endless trainer's extra pass stops at its first
     # training forward (the train_passes budget, see Recorder.pass_starting).
@@ -112,6 +128,15 @@ def _limited(
                     hunt.fetching = False
             wait_s = time.perf_counter() - started
             count += 1
+            if count == 1 and step_cost is not None:
+                # The script's own full-size step checked on fake tensors, maybe its
+                # arithmetic made smaller, before the step runs (the batch may have been
+                # a first look at its first samples: this is the one to hand on).
+                batch = step_cost.first_batch(loader, iterator, stats, batch)
+                in_probe = step_cost.probe_batches(batch)
+                if in_probe is not None:  # this process is the check's copy of the job
+                    yield from in_probe
+                    return
             if count <= checked:
                 with own_work():  # not the user's ops: no mode sees them, no profile counts them
                     if not stats.batch_signature:

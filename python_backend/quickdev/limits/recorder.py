@@ -22,16 +22,10 @@ from quickdev.limits.budget import Budget
 from quickdev.limits.journal.restore import Restored
 from quickdev.limits.loops.marks import Place
 from quickdev.limits.user_code import caller_origin, is_user_file
-from quickdev.rundir.result import (
-    DeviceRemaps,
-    FileSafety,
-    LoaderStats,
-    NonfiniteOrigin,
-    Output,
-    Phases,
-    Problem,
-)
+from quickdev.rundir.nonfinite import NonfiniteOrigin
+from quickdev.rundir.result import DeviceRemaps, FileSafety, LoaderStats, Output, Phases, Problem
 from quickdev.rundir.shapes import EVAL, SETUP, TRAIN, Cut
+from quickdev.rundir.step_cost import StepCost
 from quickdev.rundir.verdict import NONFINITE_LOSS
 
 
@@ -138,6 +132,8 @@ class Recorder:
         # Where the script built its first optimizer ("file:line"): a script that has
         # one and ends without a step trained nothing (rundir/verdict.py).
         self.optimizer_origin: str | None = None
+        # Steps too slow for this CPU at full size, and what was done (limits/step_cost).
+        self.step_costs: list[StepCost] = []
 
     @contextmanager
     def pause(self) -> Iterator[None]:
@@ -248,7 +244,9 @@ class Recorder:
         self.budget.hand_step_starting()
 
     def eval_forward(self) -> None:
-        """Before a forward of the model in eval mode or without grad."""
+        """Before a forward of the model in eval mode or without grad: an evaluation loop
+        that no DataLoader bounds ends after the eval_forwards budget, or its seconds
+        (``Budget.eval_forward``)."""
         self._phase_is(EVAL)
         self.eval_forwards += 1
         self._evals_since_step += 1

@@ -274,9 +274,9 @@ def _record_losses(patcher: Patcher, recorder: Recorder) -> None:
     original_scale = torch.amp.GradScaler.scale
 
     def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        if has_torch_function_unary(tensor):
+        if has_torch_function_unary(tensor) or recorder.paused:
             # A tensor subclass or mode handles this call and calls back here with the
-            # plain tensor. Record then, once.
+            # plain tensor. Record then, once. Paused: the job runs the step itself.
             return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
         mark_call_site()  # the user's loss.backward() line, in a profile
         loss = getattr(tensor, _UNSCALED, tensor)

@@ -10,16 +10,19 @@ import os
 
 from quickdev.rundir import option_table
 from quickdev.rundir.layout import ORIGINALS_DIR
+from quickdev.rundir.nonfinite import NAN_HUNT
 from quickdev.rundir.option_table import MAX_STEPS
 from quickdev.rundir.result import DeviceRemaps, EndedLoop, JobResult
+from quickdev.rundir.verdict import NONFINITE_LOSS, QUICKDEV_ERROR
 
 
 def changes(result: JobResult) -> list[str]:
     """One line per change: options set to one epoch, a framework's settings replaced,
-    tensors placed on another device, files kept in the run directory, the person's own
-    edits kept and changes that could not be put back, each loop a budget ended early, and
-    the budget that stopped the run (with advice). First, a torch or Python quickdev is not
-    tested with (quickdev/torch_compat.py): what follows may be quickdev's failure."""
+    tensors placed on another device, batches computed smaller (or kept, and why), files
+    kept in the run directory, the person's own edits kept and changes that could not be
+    put back, each loop a budget ended early, and the budget that stopped the run (with
+    advice). First, a torch or Python quickdev is not tested with (quickdev/torch_compat.py):
+    what follows may be quickdev's failure."""
     lines = [result.untested_environment] if result.untested_environment else []
     if result.limits.one_epoch_options:
         options = ", ".join(result.limits.one_epoch_options)
@@ -37,6 +40,7 @@ def changes(result: JobResult) -> list[str]:
             f"autocast: {choice.get('asked')} regions ran in {choice.get('ran')}{off}: "
             f"{choice.get('why')}"
         )
+    lines += [cost.line for cost in result.step_cost]
     if result.keep_outputs:
         lines.append("outputs: kept where the script wrote them (--keep-outputs)")
     elif result.outputs:
@@ -148,15 +152,22 @@ def _times(n: int) -> str:
 
 
 def _hunt_text(result: JobResult) -> str:
-    """The NaN hunt's own budget, and what it found (the origin itself is the run's error)."""
+    """The NaN hunt's own budget, and what it found (the origin itself is the run's error;
+    the hunt's own failure and a NaN loss it did not trace are problems, said first)."""
     steps = result.limits.values.get(MAX_STEPS)
     budget = f"up to {steps} steps" if steps else "no step limit"
     text = f"NaN hunt: trained {budget}, past --batches and one epoch"
     origin = result.first_nonfinite
     if origin is not None:
         return f"{text}; the first NaN/Inf reached {origin.reached} at step {origin.reached_step}"
+    kinds = {(p.kind, p.feature) for p in result.problems}
+    if (NONFINITE_LOSS, None) in kinds:
+        return f"{text}; it did not trace the NaN/Inf loss said above to an operation"
     taken = result.optimizer_steps
-    return f"{text}; no NaN/Inf reached the loss, a gradient or a parameter in {taken} steps"
+    checked = f"no NaN/Inf reached the loss, a gradient or a parameter in {taken} steps"
+    if (QUICKDEV_ERROR, NAN_HUNT) in kinds:
+        return f"{text}; it could not follow every call (said above), and {checked}"
+    return f"{text}; {checked}"
 
 
 def _stop_text(result: JobResult) -> str:

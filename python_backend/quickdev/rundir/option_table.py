@@ -48,6 +48,9 @@ class Limit:
     counts: str = ""  # what its value counts, in the stop line: "2 steps without a DataLoader"
     stops: bool = True
     off: bool = False  # 0 switches it off
+    off_words: str = "no bound"  # what 0 means, in words
+    # The values it takes, in words, where its kind's own ("seconds > 0") do not say it.
+    bound_words: str | None = None
     # The default in words where a rule beside the number decides it (``Budget.for_options``);
     # `backticks` mark option names for the docs.
     default_doc: str | None = None
@@ -58,6 +61,9 @@ class Limit:
     launch: str | None = None  # the launch attribute, also the quickdev.startJob argument
     key: str | None = None  # its key in result.json's ``limits``, where not ``name``
     metavar: str | None = None
+    # False: the editor's setting is not passed to a debug job (a person steps through the
+    # script as it is).
+    debug_setting: bool = True
 
     @property
     def result_key(self) -> str:
@@ -82,11 +88,13 @@ class Limit:
     def bound(self) -> str:
         """The values it takes, in words: "a whole number of at least 1", "seconds > 0 (0: no
         bound)"."""
-        if self.kind == "count":
+        if self.bound_words is not None:
+            text = self.bound_words
+        elif self.kind == "count":
             text = f"a whole number of at least {self.minimum:g}"
         else:
             text = f"seconds > {self.minimum:g}"
-        return f"{text} (0: no bound)" if self.off else text
+        return f"{text} (0: {self.off_words})" if self.off else text
 
     def problem(self, name: str) -> str:
         """The one line a wrong value of ``name`` answers; ``{value!r}`` is the value."""
@@ -104,7 +112,7 @@ class Limit:
         return value
 
     def command_help(self) -> str:
-        off = "; 0: no bound" if self.off else ""
+        off = f"; 0: {self.off_words}" if self.off else ""
         return f"{self.help} (default {self.default_words()}{off})"
 
 
@@ -120,6 +128,7 @@ TIMEOUT = "timeout"
 TRAIN_PASSES = "train_passes"
 LOOP_STEPS = "loop_steps"
 EVAL_FORWARDS = "eval_forwards"
+STEP_SECONDS = "step_seconds"
 
 # In the order ``quickdev run --help`` lists them.
 LIMITS: tuple[Limit, ...] = (
@@ -210,10 +219,33 @@ LIMITS: tuple[Limit, ...] = (
         default=20,
         help="eval-mode/no-grad forwards in a row that no DataLoader feeds",
         doc="eval-mode or no-grad forwards of the model in a row that no DataLoader feeds: the "
-        "evaluation loop (`estimate_loss()`) ends and the script goes on with what it computed",
+        "evaluation loop (`estimate_loss()`) ends and the script goes on with what it computed; "
+        "one that can be ended also ends once it has run `--step-seconds` (and at least "
+        "`--batches` forwards) ([why](step-cost.md#evaluation-loops-without-a-dataloader))",
         counts="evaluation forwards in a row without a DataLoader",
         knobs=("eval_iters",),
         metavar="N",
+    ),
+    Limit(
+        STEP_SECONDS,
+        "--step-seconds",
+        "seconds",
+        minimum=0,
+        off=True,
+        off_words="never",
+        bound_words="seconds ≥ 0",
+        default=5.0,
+        default_doc="5, none when debugging",
+        stops=False,
+        help="a DataLoader's full-size step estimated above this on this CPU computes at a "
+        "smaller batch from the same loader, its full size checked on fake tensors",
+        doc="seconds a DataLoader's full-size step may take on this CPU: one estimated above "
+        "it computes at a smaller batch from the same loader, its full size checked on fake "
+        "tensors, said first; the script's own sizes for a debug job, the NaN hunt, "
+        "`--no-limits` (unless given), `--nproc` and `--full-batch` ([step cost](step-cost.md))",
+        setting="stepSeconds",
+        metavar="SECONDS",
+        debug_setting=False,
     ),
 )
 

@@ -14,7 +14,9 @@ from quickdev.rundir import option_table
 from quickdev.rundir.jsonio import read_json_object, write_json
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.memory import MemoryForecast
+from quickdev.rundir.nonfinite import NonfiniteOrigin, origin_from_dict
 from quickdev.rundir.option_table import Value
+from quickdev.rundir.step_cost import StepCost
 
 SCHEMA_VERSION = 1
 
@@ -28,7 +30,8 @@ Status = Literal["running", "passed", "failed", "stopped", "killed", "error"]
 class Limits:
     # The option table's limits (rundir/option_table.py) the job ran under, by name; None:
     # no bound. result.json has them flat beside the fields below, by their keys there
-    # (batches, max_steps, timeout_s, train_passes, loop_steps, eval_forwards).
+    # (batches, max_steps, timeout_s, train_passes, loop_steps, eval_forwards,
+    # step_seconds: the bound on a full-size step's estimated seconds, ``step_cost``).
     values: dict[str, Value | None] = field(default_factory=option_table.no_bounds)
     device: str = "cpu"
     # The script's own epochs options that the job set to 1 (left at their defaults).
@@ -80,54 +83,6 @@ class LoaderStats:
     data_wait_s: float = 0.0
     batch_signature: str = ""
     nonfinite: bool = False
-
-
-@dataclass
-class TensorStats:
-    """A tensor as the NaN hunt saw it. JSON has no NaN: the non-finite values are counted,
-    and min, max and mean are those of the finite ones (None when there are none)."""
-
-    shape: list[int]
-    dtype: str
-    nan: int = 0
-    posinf: int = 0
-    neginf: int = 0
-    zeros: int = 0
-    min: float | None = None
-    max: float | None = None
-    mean: float | None = None
-
-
-@dataclass
-class NonfiniteSample:
-    """The sample of a DataLoader batch that carried the non-finite value."""
-
-    loader: str  # "file:line" where the DataLoader was created
-    row: int  # its place in the batch
-    dataset_index: int | None = None  # the index the loader asked the dataset for
-
-
-@dataclass
-class NonfiniteOrigin:
-    """The first operation whose NaN/Inf reached the loss, a gradient or a parameter."""
-
-    message: str  # one line, as the terminal and the editor show it
-    op: str  # "torch.log", "torch.Tensor.masked_fill", "torch.nn.functional.linear"
-    # produced: from finite inputs (log of 0, 0/0, an overflow); argument: the code gave
-    # torch the value (a NaN in a numpy array, a -inf fill); input: a tensor that held
-    # it before any operation the hunt saw (data loaded without torch).
-    cause: str
-    phase: str  # setup | data | forward | backward | optimizer
-    step: int  # the training step it happened in (0: before training)
-    reached: str  # "the loss", "the gradient of fc.weight", "the parameter fc.weight"
-    reached_step: int
-    file: str | None = None  # the user's line that called the operation
-    line: int | None = None
-    function: str | None = None
-    module: str | None = None  # "transformer.h.3.attn": the module whose forward ran it
-    inputs: list[TensorStats] = field(default_factory=list)
-    output: TensorStats | None = None
-    sample: NonfiniteSample | None = None
 
 
 @dataclass
@@ -327,6 +282,7 @@ class JobResult:
     # What keeps the job from a clean pass (a NaN loss, no training step, an error of
     # Quickdev's own); the status says the first that applies (rundir/verdict.py).
     problems: list[Problem] = field(default_factory=list)
+    step_cost: list[StepCost] = field(default_factory=list)  # steps too slow at full size
     # The job's torch (torch.__version__), and one line when it or the Python is outside
     # the releases quickdev is tested with (quickdev/torch_compat.py).
     torch_version: str = ""
@@ -362,8 +318,9 @@ class JobResult:
         if values.get("memory_forecast"):
             values["memory_forecast"] = MemoryForecast.from_dict(values["memory_forecast"])
         if values.get("first_nonfinite"):
-            values["first_nonfinite"] = _origin_from_dict(values["first_nonfinite"])
+            values["first_nonfinite"] = origin_from_dict(values["first_nonfinite"])
         values["problems"] = [Problem(**d) for d in values.get("problems") or []]
+        values["step_cost"] = [StepCost(**d) for d in values.get("step_cost") or []]
         return cls(**values)
 
     def write(self, run_dir: Path) -> Path:
@@ -382,16 +339,6 @@ def _child(data: dict[str, Any]) -> ChildProcess:
     if values.get("error"):
         values["error"] = _error(values["error"])
     return ChildProcess(**values)
-
-
-def _origin_from_dict(data: dict[str, Any]) -> NonfiniteOrigin:
-    values = dict(data)
-    values["inputs"] = [TensorStats(**d) for d in values.get("inputs") or []]
-    if values.get("output"):
-        values["output"] = TensorStats(**values["output"])
-    if values.get("sample"):
-        values["sample"] = NonfiniteSample(**values["sample"])
-    return NonfiniteOrigin(**values)
 
 
 def read_result(run_dir: Path) -> JobResult | None:

@@ -118,7 +118,7 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
     cwd = Path(start.cwd or module_cwd or folder)
     if not cwd.is_dir():
         raise CommandError(f'working directory {cwd} does not exist; fix "cwd"')
-    limits = _limits(start, settings)
+    limits = _limits(start, settings, mode)
     if start.nproc is not None and start.nproc < 1:
         raise CommandError(f'"nproc" must be a whole number ≥ 1, got {start.nproc!r}')
     args = start.args
@@ -149,16 +149,20 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
     )
 
 
-def _limits(start: StartJob, settings: Settings) -> dict[str, Value]:
+def _limits(start: StartJob, settings: Settings, mode: Mode) -> dict[str, Value]:
     """The option table's limits the job is given: the argument's, else the setting's; each
-    checked against its bound (a setting was checked when it was read)."""
+    checked against its bound (a setting was checked when it was read). A setting left at
+    its default asks for nothing: the job's own rules decide, as from a terminal (no
+    step-cost bound for the NaN hunt); nor does a setting a debug job does not take."""
     limits: dict[str, Value] = {}
     for limit in option_table.LIMITS:
         value = getattr(start, limit.launch) if limit.launch else None
         if value is not None and not limit.accepts(value):
             raise CommandError(limit.problem(str(limit.launch)).format(value=value))
-        if value is None and limit.setting:
+        if value is None and limit.setting and (limit.debug_setting or mode != "debug"):
             value = getattr(settings, limit.name)
+            if value == limit.default:
+                value = None
         if value is not None:
             limits[limit.name] = value
     return limits

@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 from quickdev.forecast.devices import DEFAULT_SIZES_GB, DeviceSpecError, parse_devices
 from quickdev.rundir import option_table
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
-from quickdev.rundir.option_table import BATCHES
+from quickdev.rundir.option_table import BATCHES, STEP_SECONDS
 from quickdev.rundir.result import ErrorInfo
 from quickdev.rundir.retention import RETENTION
 from quickdev.server.documents import DocumentAnalyses
@@ -65,6 +65,9 @@ class Settings:
             valid=lambda n: n >= 0,
         ),
     )
+    # A DataLoader's full-size step estimated above this many seconds computes at a smaller
+    # batch (limits/step_cost); 0: never. Debug jobs keep the script's sizes.
+    step_seconds: float = _limit_setting(STEP_SECONDS)
     # Relative paths are under each workspace folder.
     runs_dir: str = field(
         default=str(DEFAULT_RUNS_DIR),

@@ -22,7 +22,7 @@ class Job:
     training step on hand-made batches (an optimizer step), ``forward()`` an evaluation
     forward."""
 
-    def __init__(self, **budgets: int) -> None:
+    def __init__(self, **budgets: float) -> None:
         self.tables = LoopTables()
         budget = make_budget(**budgets)
         budget.loops = LoopEnder(self.tables)
@@ -153,6 +153,21 @@ def test_an_evaluation_loop_repeated_in_one_frame_ends_the_loop_around_it() -> N
         (5, "evaluation", "eval_forwards", 20, 2),
         (3, "enclosing", "eval_forwards", 20, 1),
     ]
+
+
+def test_an_evaluation_loop_that_has_had_its_seconds_ends_after_its_least_forwards() -> None:
+    """Full-size evaluation forwards are what a job spends its seconds on: a loop the job
+    can end ends once its seconds are spent, each split's loop timed on its own."""
+    job = Job(eval_forwards=20, eval_seconds=0.0, eval_at_least=2)
+    ns = job.run(ESTIMATE + "out = estimate_loss(['train', 'val'])\n")
+    assert ns["out"] == {"train": 2, "val": 2}
+    assert job.ended() == [(5, "evaluation", "eval_forwards", 2, 2)]
+    # A loop it cannot end (a comprehension) runs to the count, as without seconds.
+    job = Job(eval_forwards=20, eval_seconds=0.0, eval_at_least=2)
+    ns = job.run(
+        "for epoch in range(1):\n    losses = [forward() for _ in range(12)]\nfinal = 'ran'\n"
+    )
+    assert (len(ns["losses"]), ns["final"]) == (12, "ran")
 
 
 def test_evaluation_forwards_without_a_loop_to_end_stop_the_script_after_the_budget() -> None:

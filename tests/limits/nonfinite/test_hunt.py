@@ -82,3 +82,28 @@ def test_after_undo_nothing_is_watched() -> None:
     model = nn.Linear(2, 1)
     (model(torch.ones(1, 2)) * float("inf")).sum().backward()  # no hunt: nothing raised
     assert recorder.first_nonfinite is None
+
+
+def test_a_hand_written_norm_of_a_zero_vector_names_the_zero(hunt: Hunt) -> None:
+    """``(d ** 2).sum() ** 0.5`` of a difference that is 0 (two equal embeddings): the
+    backward of the power is infinite where its forward input was 0, and the message says
+    that value, not only the gradients that came in."""
+    model = nn.Linear(3, 3)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(4, 3)
+    x[2] = x[1]
+    with pytest.raises(NonFiniteFound) as found:
+        embedded = model(x)
+        distances = ((embedded[1:] - embedded[:-1]) ** 2).sum(dim=1) ** 0.5
+        distances.mean().backward()
+        optimizer.step()
+    origin = found.value.origin
+    assert origin.reached == "the gradient of weight"
+    assert (origin.op, origin.phase, origin.cause) == (
+        "torch.Tensor.__pow__",
+        "backward",
+        "produced",
+    )
+    kept = origin.forward["self"]
+    assert kept.zeros == 1 and kept.shape == [3]
+    assert ", where its forward self was 0 (1 of 3 values)" in origin.message

@@ -25,15 +25,18 @@ from quickdev.limits.patching import Patcher
 __all__ = ["DeviceEngine", "DeviceUnavailable", "install", "resolve_device"]
 
 
-def install(patcher: Patcher, requested: str, actual: str) -> DeviceEngine:
-    """Install every device idiom for a job on ``actual``; returns the engine that counts."""
+def install(
+    patcher: Patcher, requested: str, actual: str, float32_why: str | None = None
+) -> DeviceEngine:
+    """Install every device idiom for a job on ``actual``; returns the engine that counts.
+    ``float32_why``: CUDA autocast regions run in float32 on the CPU, for that reason."""
     cuda_count = torch.cuda.device_count() if actual != "cpu" else 0
     engine = DeviceEngine(requested, actual, cuda_count)
     methods.install(patcher, engine)
     if engine.cpu:
         cuda_shim.install(patcher, engine)
         availability.install(patcher, engine)
-        autocast.install(patcher, engine)
+        autocast.install(patcher, engine, float32_why=float32_why)
         distributed.install(patcher, engine)
     functions.install(patcher, engine)
     return engine

@@ -200,10 +200,12 @@ def install(
     patcher: Patcher,
     engine: DeviceEngine,
     speeds: Callable[[], dict[str, float]] = measured_speeds,
+    float32_why: str | None = None,
 ) -> None:
     """``torch.autocast("cuda")``, ``torch.amp.autocast`` and ``torch.cuda.amp.autocast`` (a
     subclass) all initialise here: CUDA autocast becomes CPU autocast in the dtype
-    ``choose`` picks, or autocast off."""
+    ``choose`` picks, or autocast off. ``float32_why``: every region runs in float32, for
+    that reason (the NaN hunt, which checks each call against CUDA's own dtypes)."""
     autocast = torch.amp.autocast_mode.autocast
     original_init = autocast.__init__
     original_enter: Callable[[Any], Any] = autocast.__enter__
@@ -224,8 +226,12 @@ def install(
             asked_of[self] = asked if enabled and asked in HALF else None
             choice = choices.get(asked)
             if choice is None:
-                with own_work():  # not the script's: timed out of its modes, not in its profile
-                    choice = choices[asked] = choose(asked, speeds)
+                if float32_why is not None and asked in HALF:
+                    choice = Choice(asked, None, float32_why)
+                else:
+                    with own_work():  # not the script's: out of its modes and its profile
+                        choice = choose(asked, speeds)
+                choices[asked] = choice
                 engine.autocast.append(_report(choice))
                 log.info("autocast cuda %s: %s (%s)", _name(asked), choice.ran_name, choice.why)
             engine.count(f"autocast cuda {_name(asked)} -> cpu {choice.ran_name}")

@@ -134,13 +134,18 @@ class LoopEnder:
 
     # --- evaluation forwards ---------------------------------------------------------
 
-    def evaluation_forward(self, in_a_row: int, since: int, limit: int) -> bool:
+    def evaluation_forward(
+        self, in_a_row: int, since: int, limit: int, seconds_spent: bool = False
+    ) -> bool:
         """Before an evaluation forward; ``in_a_row`` counts it, and ``since`` the forwards
         since the last evaluation loop ended (the budget counts both). Ends the evaluation
         loop at ``limit`` forwards since the last one ended, and says so (True); raises where
-        it cannot."""
+        it cannot. ``seconds_spent``: the loop has run its seconds (the budget times it), so
+        it is ended now where it can be; one that cannot goes on to ``limit``."""
         if in_a_row > EVAL_OVERRUN * limit:
             raise StopJob(EVAL_FORWARDS)
+        if seconds_spent:
+            limit = min(limit, since)  # its seconds are spent: as if its count were
         self._refresh()
         waiting = self.library.armed is not None or any(
             m.ended.budget == EVAL_FORWARDS for m in self.marks.pending

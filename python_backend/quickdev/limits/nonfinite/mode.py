@@ -1,5 +1,5 @@
 """The hunt's ``TorchFunctionMode``: after each torch call of the user's process, the
-tensors it wrote go to the hunt (``Hunt.after_op``).
+tensors it wrote go to the hunt (``forward.after_op``).
 
 A function mode sees calls as the user's code makes them (``torch.log``, ``x / std``,
 ``F.linear`` from ``nn.Linear``), one level deep: what torch does inside a call runs with the
@@ -9,6 +9,8 @@ the user wrote. Backward runs with it off too; backward functions are checked by
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +18,15 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from quickdev.limits.nonfinite.provenance import storage_key
+from quickdev.limits.nonfinite.sites import op_name, user_frame
 from quickdev.limits.nonfinite.values import tensors_in
 
 if TYPE_CHECKING:
-    from quickdev.limits.nonfinite.hunt import Hunt
+    from quickdev.limits.nonfinite.state import HuntState
+
+# What the mode hands over: (func, name, args, kwargs, out); it returns the call's result
+# (``out``, or ``out`` as a GPU would compute it: float16.py).
+AfterOp = Callable[[Callable[..., Any], str, tuple[Any, ...], dict[str, Any], Any], Any]
 
 # Calls that write no values: attribute access, metadata, printing, uninitialized memory
 # (``torch.empty`` holds whatever was there, not values the code computed).
@@ -63,10 +70,17 @@ IN_PLACE_OPERATORS = frozenset(
 )
 
 
+# The optimizers' own files: their arithmetic is not followed call by call (two thirds of a
+# small model's calls are an Adam update's); the parameters they update are checked after
+# each step (sinks.check_parameters), which names the update when one is not finite.
+OPTIMIZERS = os.path.dirname(torch.optim.__file__) + os.sep
+
+
 class HuntMode(TorchFunctionMode):
-    def __init__(self, hunt: Hunt) -> None:
+    def __init__(self, state: HuntState, after_op: AfterOp) -> None:
         super().__init__()
-        self.hunt = hunt
+        self.state = state
+        self.after_op = after_op
 
     def __torch_function__(
         self,
@@ -77,14 +91,21 @@ class HuntMode(TorchFunctionMode):
     ) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        hunt = self.hunt
-        if hunt.active and not hunt.busy:
+        state = self.state
+        if state.in_optimizer and sys._getframe(1).f_code.co_filename.startswith(OPTIMIZERS):
+            return out
+        if state.following:
             name = getattr(func, "__name__", "")
             if name not in SKIPPED:
                 try:
-                    hunt.after_op(func, name, args, kwargs, out)
+                    out = self.after_op(func, name, args, kwargs, out)
                 except Exception:  # never fail the user's call; NonFiniteFound passes
-                    hunt.broken()
+                    frame = user_frame(sys._getframe(1))
+                    self.state.failures.failed(
+                        op_name(func),
+                        frame.f_code.co_filename if frame else None,
+                        frame.f_lineno if frame else None,
+                    )
         return out
 
 

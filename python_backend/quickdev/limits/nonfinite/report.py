@@ -9,10 +9,11 @@ import torch
 
 from quickdev.limits.nonfinite.provenance import Origin
 from quickdev.limits.nonfinite.values import describe, kinds
-from quickdev.rundir.result import NonfiniteOrigin
+from quickdev.rundir.nonfinite import NonfiniteOrigin
 
 
 def report(origin: Origin, reached: str, reached_step: int) -> NonfiniteOrigin:
+    origin.settle()
     return NonfiniteOrigin(
         message=message(origin, reached, reached_step),
         op=origin.op,
@@ -28,6 +29,7 @@ def report(origin: Origin, reached: str, reached_step: int) -> NonfiniteOrigin:
         inputs=list(origin.inputs),
         output=origin.output,
         sample=origin.sample,
+        forward=dict(origin.forward),
     )
 
 
@@ -38,7 +40,16 @@ def message(origin: Origin, reached: str, reached_step: int) -> str:
     what = _what(origin, values)
     where = f" in {origin.module}" if origin.module else ""
     when = "before training" if origin.step == 0 else f"step {origin.step}"
-    text = f"{what}{where}, {when} ({origin.phase}); it reached {reached}"
+    text = f"{what}{where}, {when} ({origin.phase})"
+    if origin.gpu:
+        text += f": {origin.gpu}"
+    if origin.masked:
+        text += f": {origin.masked}"
+        if origin.designed is not None:
+            designed_op, _, designed_line = origin.designed
+            at = f" at line {designed_line}" if designed_line is not None else ""
+            text += f"; the {origin.designed_kinds} is from {designed_op}{at}"
+    text += f"; it reached {reached}"
     if reached_step != origin.step:
         text += f" at step {reached_step}"
     if origin.sample is not None:
@@ -48,6 +59,9 @@ def message(origin: Origin, reached: str, reached_step: int) -> str:
         )
         loader = os.path.basename(sample.loader)
         text += f"; in the batch from the loader at {loader} ({index}row {sample.row})"
+    if origin.forward:
+        shown = "; ".join(f"{name} {describe(t)}" for name, t in origin.forward.items())
+        text += f"; its forward kept {shown}"
     if origin.inputs:
         shown = "; ".join(describe(t) for t in origin.inputs[:2])
         kind = "incoming gradient" if origin.phase == "backward" else "input"
@@ -60,9 +74,14 @@ def _what(origin: Origin, values: str) -> str:
     if origin.phase == "backward":
         function = f" ({origin.detail})" if origin.detail else ""
         if origin.cause == "produced":
-            return f"{values} from the backward of {op}{function}, from finite gradients"
+            return (
+                f"{values} from the backward of {op}{function}, from finite gradients"
+                f"{_zero_in_forward(origin)}"
+            )
         return f"{values} in the gradients reaching the backward of {op}{function}"
     given = f" ({origin.detail})" if origin.detail else ""
+    if origin.masked or origin.gpu:
+        return f"{values} from {op}{given}"
     if origin.cause == "produced" and origin.designed is not None:
         designed_op, _, designed_line = origin.designed
         at = f" at line {designed_line}" if designed_line is not None else ""
@@ -75,6 +94,18 @@ def _what(origin: Origin, values: str) -> str:
     if origin.cause == "argument":
         return f"{values} given to {op} ({origin.detail})"
     return f"{values} in the input of {op}, held before any operation the hunt saw"
+
+
+def _zero_in_forward(origin: Origin) -> str:
+    """``, where its forward result was 0 (1 of 16 values)``: a derivative is infinite
+    (sqrt, a power below 1) or 0/0 (a norm's) where a forward value is 0."""
+    for name, t in origin.forward.items():
+        if t.zeros:
+            count = 1
+            for size in t.shape:
+                count *= size
+            return f", where its forward {name} was 0 ({t.zeros} of {count} values)"
+    return ""
 
 
 def batch_row(t: torch.Tensor) -> int:
