@@ -291,9 +291,8 @@ def run_options(ns: argparse.Namespace, after_separator: list[str] | None = None
 
 
 def _finish_killed_jobs(runs_dir: Path | None) -> None:
-    """A job killed mid-run left its result at ``running`` and the user's files changed:
-    settle the one and put back the others, in one line each. A failure (a full disk) is
-    one line too: the command goes on, and the next one tries again."""
+    """Settle the results a killed job left ``running`` and put back the files it changed,
+    one line each; a failure (a full disk) is one line too, and the next command retries."""
     from quickdev.limits.journal.recover import recover
     from quickdev.rundir.killed import settle_killed
 
@@ -305,8 +304,7 @@ def _finish_killed_jobs(runs_dir: Path | None) -> None:
                 f"quickdev: could not finish putting back what a killed run under {root} "
                 f"changed ({exc.strerror or exc}); the next quickdev command tries again"
             ]
-        for line in lines:
-            print(line, file=sys.stderr)
+        sys.stderr.write("".join(f"{line}\n" for line in lines))
 
 
 def main(argv: Sequence[str] | None = None, warm: WarmStart | None = None) -> int:

@@ -90,6 +90,20 @@ def test_the_same_script_with_its_data_present_trains_and_passes(tmp_path: Path)
     assert run.result["problems"] == []
 
 
+def test_steps_a_grad_scaler_skipped_are_steps_the_script_took(tmp_path: Path) -> None:
+    """A float16 run's first steps can overflow at the scaler's first scale: the scaler
+    skips the optimizer's step. The script trains; it is not 'trained nothing'."""
+    script = _copy("scaler_skips.py", tmp_path)
+    run = quickdev_run(str(script), cwd=tmp_path)
+    assert "scale now" in run.stdout  # the script ran to its end
+    assert run.returncode == EXIT_PASSED, run.stderr
+    assert run.result is not None
+    assert (run.result["status"], run.result["problems"]) == ("passed", [])
+    assert (run.result["optimizer_steps"], run.result["scaler_skipped_steps"]) == (0, 2)
+    summary = summarize(JobResult.from_dict(run.result))
+    assert "steps: 0, 2 skipped by the GradScaler" in summary
+
+
 def test_a_script_with_nothing_to_train_passes(tmp_path: Path) -> None:
     script = _copy("inference_only.py", tmp_path)
     run = quickdev_run(str(script), cwd=tmp_path)

@@ -71,6 +71,9 @@ def replay(
     recipe = applied(recipe, remedy)
     # On a GPU, torch itself chooses; elsewhere CUDA's choices are made for it.
     cuda_choices = CudaChoices(recipe.autocast_dtype) if device.type != "cuda" else None
+    # The device the script computed on: its tensors there replay on ``device`` (a script
+    # run on the CPU of a GPU machine is forecast for the GPU, its batches with it).
+    script_device = next((p.device.type for p in recipe.model.parameters()), device.type)
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     with (
         mode,
@@ -85,7 +88,7 @@ def replay(
         tracker = StepTracker(type(recipe.model).__name__)
         tracker.track_external(recipe.model, *([optimizer] if optimizer else []))
         buckets = _gradient_buckets(recipe.gradient_buckets, device, tracker)
-        runner = _Runner(recipe, device, batch_size, tracker, cuda_choices)
+        runner = _Runner(recipe, device, batch_size, tracker, cuda_choices, script_device)
         with tracker:
             loss_replayed = runner.run(micro_steps=min(recipe.backwards, 2))
             if optimizer is not None:
@@ -114,9 +117,11 @@ class _Runner:
         batch_size: int | None,
         tracker: StepTracker,
         cuda_choices: CudaChoices | None,
+        script_device: str,
     ) -> None:
         self.recipe = recipe
         self.device = device
+        self.on_device = {device.type, script_device}  # input device types that follow it
         self.observed = recipe.batch_size
         self.batch_size = batch_size
         self.tracker = tracker
@@ -183,7 +188,7 @@ class _Runner:
         def real(leaf: Any) -> Any:
             if isinstance(leaf, TensorSpec):
                 shape = scaled_shape(leaf.shape, self.observed, self.batch_size)
-                on = self.device if leaf.device_type == self.device.type else torch.device("cpu")
+                on = self.device if leaf.device_type in self.on_device else torch.device("cpu")
                 tensor = torch.empty(shape, dtype=leaf.dtype, device=on)
                 return tensor.requires_grad_(True) if leaf.requires_grad else tensor
             if isinstance(leaf, Ref):

@@ -8,8 +8,8 @@ import traceback
 import types
 
 from quickdev.limits.user_code import is_user_file
-from quickdev.processes import PACKAGE_DIR
-from quickdev.rundir.result import ErrorInfo, Frame
+from quickdev.processes import EXIT_FAILED, EXIT_PASSED, PACKAGE_DIR
+from quickdev.rundir.result import ErrorInfo, Frame, JobResult
 from quickdev.rundir.step_cost import ERROR_ELSEWHERE, TRACEBACK_ELSEWHERE
 
 _MAX_MESSAGE_CHARS = 2000
@@ -108,3 +108,19 @@ def _is_users(filename: str | None) -> bool:
 
 def _is_own(filename: str) -> bool:
     return os.path.realpath(filename).startswith(str(PACKAGE_DIR) + os.sep)
+
+
+def record_exit(result: JobResult, exc: SystemExit) -> int:
+    """``sys.exit(0)``/``sys.exit()`` passes; any other code is a failure with that code."""
+    code = exc.code
+    if code is None or code == 0:
+        result.status, result.stop_reason, result.exit_code = "passed", "completed", 0
+        return EXIT_PASSED
+    result.exit_code = code if isinstance(code, int) else 1
+    result.status, result.stop_reason = "failed", "exit"
+    result.error = describe(exc)
+    if not isinstance(code, int):
+        result.error.message = str(code)
+    else:
+        result.error.message = f"the script called sys.exit({code})"
+    return EXIT_FAILED

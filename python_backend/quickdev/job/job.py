@@ -23,7 +23,7 @@ from quickdev.events import EventHub
 from quickdev.job import output_tee, signals
 from quickdev.job.advice import advice_for
 from quickdev.job.debug_pauses import paused_s
-from quickdev.job.failure import describe, user_traceback
+from quickdev.job.failure import describe, record_exit, user_traceback
 from quickdev.job.hard_stop import (
     FINISH_LIMIT_S,
     SERVER_GONE_STOP,
@@ -36,7 +36,7 @@ from quickdev.job.hard_stop import (
 )
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
-from quickdev.job.recorded import copy_recorded, record_exit, settle_verdict
+from quickdev.job.recorded import copy_recorded, settle_verdict
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
 from quickdev.job.terminal_summary import summarize

@@ -10,9 +10,8 @@ from pathlib import Path
 from quickdev import problems
 from quickdev.analysis import analyze_file
 from quickdev.analysis.findings import TRAINING_STEP_KINDS
-from quickdev.job.failure import describe
 from quickdev.limits.recorder import Recorder
-from quickdev.processes import EXIT_FAILED, EXIT_PASSED, exit_status
+from quickdev.processes import exit_status
 from quickdev.rundir.result import ErrorInfo, JobResult, Problem
 from quickdev.rundir.verdict import NO_TRAINING, add_problem, decide
 
@@ -21,6 +20,7 @@ def copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
     if recorder is not None:
         result.loaders = recorder.loaders
         result.optimizer_steps = recorder.steps
+        result.scaler_skipped_steps = recorder.scaler_skipped_steps
         result.loop_batches = recorder.loop_steps
         result.losses = recorder.losses
         result.outputs = recorder.outputs
@@ -68,6 +68,10 @@ def _no_training(
     built an optimizer, or its own code holds a training loop or a trainer's fit."""
     if result.optimizer_steps or result.loop_batches or recorder is None:
         return None
+    if result.scaler_skipped_steps:
+        # Its GradScaler skipped every step so far (inf/NaN gradients at its first scales,
+        # as a float16 run on a GPU begins): the step ran; its update was the scaler's call.
+        return None
     built = recorder.optimizer_origin if recorder.optimizer_seen else None
     training_line = None if built or script is None else _training_line(script)
     if built is None and training_line is None:
@@ -99,20 +103,3 @@ def _training_line(script: Path) -> int | None:
     lines = [s.line for s in analysis.steps if s.kind in TRAINING_STEP_KINDS]
     lines += [e.line for e in analysis.entry_points if e.kind == "trainer_fit"]
     return min(lines) + 1 if lines else None
-
-
-def record_exit(result: JobResult, exc: SystemExit) -> int:
-    """The script called ``sys.exit``: ``sys.exit(0)``/``sys.exit()`` passes; any other code
-    is a failure with that code."""
-    code = exc.code
-    if code is None or code == 0:
-        result.status, result.stop_reason, result.exit_code = "passed", "completed", 0
-        return EXIT_PASSED
-    result.exit_code = code if isinstance(code, int) else 1
-    result.status, result.stop_reason = "failed", "exit"
-    result.error = describe(exc)
-    if not isinstance(code, int):
-        result.error.message = str(code)
-    else:
-        result.error.message = f"the script called sys.exit({code})"
-    return EXIT_FAILED

@@ -93,6 +93,11 @@ def summarize(result: JobResult) -> str:
     if result.loop_batches:
         lines.append(f"  batches made by hand (no DataLoader): {result.loop_batches}")
     steps = f"  steps: {result.optimizer_steps}"
+    if result.scaler_skipped_steps:
+        steps += (
+            f", {result.scaler_skipped_steps} skipped by the GradScaler (inf/NaN gradients "
+            "while it finds its scale, as a float16 run's first steps can be)"
+        )
     if result.losses:
         first, last = result.losses[0], result.losses[-1]
         steps += f", losses: {len(result.losses)} ({first:.4g} → {last:.4g})"

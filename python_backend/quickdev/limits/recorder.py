@@ -22,7 +22,7 @@ from quickdev.limits.budget import Budget
 from quickdev.limits.journal.restore import Restored
 from quickdev.limits.loops.marks import Place
 from quickdev.limits.user_code import caller_origin, is_user_file
-from quickdev.rundir.nonfinite import NonfiniteOrigin
+from quickdev.rundir.nonfinite_origin import NonfiniteOrigin
 from quickdev.rundir.result import DeviceRemaps, FileSafety, LoaderStats, Output, Phases, Problem
 from quickdev.rundir.shapes import EVAL, SETUP, TRAIN, Cut
 from quickdev.rundir.step_cost import StepCost
@@ -103,6 +103,9 @@ class Recorder:
         # 10 → 1"), for the result's changes.
         self.settings_changed: list[str] = []
         self.optimizer_seen = False
+        # GradScaler.step calls that skipped the optimizer (inf/NaN gradients while the
+        # scaler finds its scale, as fp16 runs do at their start): steps the script took.
+        self.scaler_skipped_steps = 0
         # A closure optimizer's pass was counted (closure_steps) and its step() goes on:
         # what it does next (the update) belongs to the step already counted.
         self.closure_pass_counted = False

@@ -300,7 +300,20 @@ def _record_losses(patcher: Patcher, recorder: Recorder) -> None:
                 setattr(scaled, _UNSCALED, outputs.detach())
         return scaled
 
+    original_scaler_step = torch.amp.GradScaler.step
+
+    def scaler_step(scaler: Any, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        # A step the scaler skips (inf/NaN gradients at a float16 run's first scales) never
+        # reaches the optimizer's step hook; the script took it all the same.
+        before = recorder.steps
+        answer = original_scaler_step(scaler, optimizer, *args, **kwargs)
+        if recorder.steps == before and not recorder.paused:
+            recorder.scaler_skipped_steps += 1
+        return answer
+
     backward.__doc__ = original_backward.__doc__
     scale.__doc__ = original_scale.__doc__
+    scaler_step.__doc__ = original_scaler_step.__doc__
     patcher.set(torch.Tensor, "backward", backward)
     patcher.set(torch.amp.GradScaler, "scale", scale)
+    patcher.set(torch.amp.GradScaler, "step", scaler_step)

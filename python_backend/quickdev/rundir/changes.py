@@ -10,9 +10,8 @@ import os
 
 from quickdev.rundir import option_table
 from quickdev.rundir.layout import ORIGINALS_DIR
-from quickdev.rundir.nonfinite import NAN_HUNT
 from quickdev.rundir.option_table import MAX_STEPS
-from quickdev.rundir.result import DeviceRemaps, EndedLoop, JobResult
+from quickdev.rundir.result import NAN_HUNT, DeviceRemaps, EndedLoop, JobResult
 from quickdev.rundir.verdict import NONFINITE_LOSS, QUICKDEV_ERROR
 
 

@@ -14,11 +14,13 @@ from quickdev.rundir import option_table
 from quickdev.rundir.jsonio import read_json_object, write_json
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.memory import MemoryForecast
-from quickdev.rundir.nonfinite import NonfiniteOrigin, origin_from_dict
+from quickdev.rundir.nonfinite_origin import NonfiniteOrigin, origin_from_dict
 from quickdev.rundir.option_table import Value
 from quickdev.rundir.step_cost import StepCost
 
 SCHEMA_VERSION = 1
+# The feature the NaN hunt's own failures are reported under (a quickdev_error problem).
+NAN_HUNT = "the NaN hunt"
 
 # How a job ended; decided with its problems by one rule (rundir/verdict.py). "error":
 # Quickdev's own code failed in something the job was asked for; the script's outcome is
@@ -253,6 +255,9 @@ class JobResult:
     limits: Limits = field(default_factory=Limits)
     loaders: list[LoaderStats] = field(default_factory=list)
     optimizer_steps: int = 0
+    # Steps a GradScaler skipped (inf/NaN gradients while it finds its scale): not in
+    # optimizer_steps, as the optimizer did not step.
+    scaler_skipped_steps: int = 0
     # Training steps that took no DataLoader batch: hand-made batches, counted as batches.
     loop_batches: int = 0
     losses: list[float] = field(default_factory=list)

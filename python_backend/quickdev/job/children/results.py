@@ -18,8 +18,13 @@ from quickdev.limits.budget import NONFINITE
 from quickdev.limits.recorder import MAX_RECORDED_LOSSES
 from quickdev.rundir.jsonio import read_json_object
 from quickdev.rundir.layout import CHILD_FILE, CHILDREN_DIR
-from quickdev.rundir.nonfinite import NonfiniteOrigin
-from quickdev.rundir.result import ChildProcess, DeviceRemaps, JobResult, read_result
+from quickdev.rundir.nonfinite_origin import NonfiniteOrigin
+from quickdev.rundir.result import (
+    ChildProcess,
+    DeviceRemaps,
+    JobResult,
+    read_result,
+)
 from quickdev.rundir.verdict import add_problem
 
 

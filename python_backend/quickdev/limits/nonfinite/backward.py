@@ -22,7 +22,7 @@ from quickdev.limits.nonfinite.provenance import Origin
 from quickdev.limits.nonfinite.sites import ForwardSite, op_name, user_frame
 from quickdev.limits.nonfinite.state import HuntState
 from quickdev.limits.nonfinite.values import all_finite, floating, stats
-from quickdev.rundir.nonfinite import TensorStats
+from quickdev.rundir.nonfinite_origin import TensorStats
 
 # Autograd nodes one call may add (a composite function's inner ones); the key that marks
 # a node hooked, in the metadata dict autograd keeps on each node.

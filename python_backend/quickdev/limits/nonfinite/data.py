@@ -15,7 +15,7 @@ from quickdev.limits.nonfinite.report import batch_row
 from quickdev.limits.nonfinite.sites import frame_chain, user_frame
 from quickdev.limits.nonfinite.state import HuntState
 from quickdev.limits.nonfinite.values import all_finite, floating, stats, tensors_in
-from quickdev.rundir.nonfinite import NonfiniteSample
+from quickdev.rundir.nonfinite_origin import NonfiniteSample
 from quickdev.rundir.result import LoaderStats
 
 

@@ -18,8 +18,7 @@ import sys
 from collections.abc import Callable
 
 from quickdev import problems
-from quickdev.rundir.nonfinite import NAN_HUNT
-from quickdev.rundir.result import Problem
+from quickdev.rundir.result import NAN_HUNT, Problem
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import FrameType
 
-from quickdev.rundir.nonfinite import NonfiniteOrigin
+from quickdev.rundir.nonfinite_origin import NonfiniteOrigin
 from quickdev.rundir.result import ErrorInfo, Frame
 
 # The error type a found origin is reported as (result.json, the editor's diagnostic).

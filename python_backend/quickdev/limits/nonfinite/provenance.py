@@ -16,7 +16,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 
 from quickdev.limits.nonfinite.found import FrameChain
 from quickdev.limits.nonfinite.values import bare_stats, stats
-from quickdev.rundir.nonfinite import NonfiniteSample, TensorStats
+from quickdev.rundir.nonfinite_origin import NonfiniteSample, TensorStats
 
 # Storages remembered at most; the oldest go first (a non-finite value from long ago that
 # never reached a loss is not worth the memory).

@@ -9,7 +9,7 @@ import torch
 
 from quickdev.limits.nonfinite.provenance import Origin
 from quickdev.limits.nonfinite.values import describe, kinds
-from quickdev.rundir.nonfinite import NonfiniteOrigin
+from quickdev.rundir.nonfinite_origin import NonfiniteOrigin
 
 
 def report(origin: Origin, reached: str, reached_step: int) -> NonfiniteOrigin:

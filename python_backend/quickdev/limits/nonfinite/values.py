@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from quickdev.dtypes import HALF
-from quickdev.rundir.nonfinite import TensorStats
+from quickdev.rundir.nonfinite_origin import TensorStats
 
 # Python numbers looked at in a list handed to torch (torch.tensor([[...]])).
 _MAX_LISTED_NUMBERS = 100_000

@@ -1,16 +1,11 @@
-"""What the NaN hunt found, as result.json's ``first_nonfinite`` holds it: the operation
-that made the first NaN/Inf, the tensors it saw and the sample that carried it.
-
-Standard library only, as the rest of ``rundir``.
-"""
+"""result.json's ``first_nonfinite``: where the NaN hunt found the first NaN or Inf came
+from (part of the contract in ``rundir/result.py``, which re-exports these types).
+Standard library only, as the language server reads results too."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-
-# The feature the NaN hunt's own failures are reported under (a quickdev_error problem).
-NAN_HUNT = "the NaN hunt"
 
 
 @dataclass
