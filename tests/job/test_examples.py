@@ -113,6 +113,12 @@ def test_lightning_gets_fast_dev_run_limits(lightning_run: Any) -> None:
     assert [(loader["passes"], loader["batches"]) for loader in result["loaders"]] == [(1, 2)] * 3
     assert result["optimizer_steps"] == 2
     assert len(result["losses"]) == 2
+    if not torch.cuda.is_available():
+        # The job put the Trainer on this CPU: Lightning hears that no GPU is here (the CUDA
+        # stand-in answers the script), and does not advise accelerator='gpu'.
+        printed = run.stdout + run.stderr
+        assert "GPU available: False" in printed
+        assert "GPU available but not used" not in printed
 
 
 def test_lightning_ends_at_max_steps_and_finishes(

@@ -16,7 +16,12 @@ from types import ModuleType
 from typing import Any
 
 from quickdev.frameworks.base import Framework, Limits
-from quickdev.frameworks.lightning import REPORTED_SETTINGS, Lightning, LightningLimits
+from quickdev.frameworks.lightning import (
+    REPORTED_SETTINGS,
+    Lightning,
+    LightningLimits,
+    no_gpu_for_lightning,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +55,8 @@ def _patch(module: ModuleType, limits: Limits, placing: LightningLimits) -> None
             reported = {name: given[name] for name in REPORTED_SETTINGS if name in given}
             limits.settings_overridden("Fabric", reported, arguments)
             args, kwargs = (), arguments
-        original_init(fabric, *args, **kwargs)
+        with no_gpu_for_lightning(limits.cpu_only):
+            original_init(fabric, *args, **kwargs)
         placing.keep_outputs_in_run_dir(fabric)
 
     limits.replace(fabric_cls, "__init__", __init__)

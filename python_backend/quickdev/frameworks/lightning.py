@@ -14,9 +14,12 @@ file journal (``quickdev.limits.journal``), which keeps it in the run directory 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -39,6 +42,35 @@ REPORTED_SETTINGS = (
     "strategy",
     "precision",
 )
+
+
+# Where Lightning's own "is there a GPU?" is asked (Fabric's class and the Trainer's).
+CUDA_ACCELERATOR_MODULES = (
+    "lightning.fabric.accelerators.cuda",
+    "lightning.pytorch.accelerators.cuda",
+    "lightning_fabric.accelerators.cuda",
+    "pytorch_lightning.accelerators.cuda",
+)
+
+
+@contextlib.contextmanager
+def no_gpu_for_lightning(cpu_only: bool) -> Iterator[None]:
+    """While the job makes a Trainer or Fabric it placed on the CPU, Lightning is told what
+    this machine has: no GPU. The CUDA stand-in's "one device" is for the script's own code;
+    Lightning heard it and printed "GPU available: True (cuda), used: False" and advised
+    ``Trainer(accelerator='gpu')``, both false on this CPU."""
+    swapped: list[tuple[Any, Any]] = []
+    if cpu_only:
+        for name in CUDA_ACCELERATOR_MODULES:
+            accelerator = getattr(sys.modules.get(name), "CUDAAccelerator", None)
+            if accelerator is not None and "is_available" in vars(accelerator):
+                swapped.append((accelerator, vars(accelerator)["is_available"]))
+                accelerator.is_available = staticmethod(lambda: False)
+    try:
+        yield
+    finally:
+        for accelerator, original in swapped:
+            accelerator.is_available = original
 
 
 class Lightning(Framework):
@@ -81,7 +113,8 @@ class LightningLimits:
             used = limits.trainer_kwargs(kwargs)
             given = {name: kwargs[name] for name in REPORTED_SETTINGS if name in kwargs}
             limits.limits.settings_overridden("Trainer", given, used)
-            original_init(trainer, *args, **used)
+            with no_gpu_for_lightning(limits.limits.cpu_only):
+                original_init(trainer, *args, **used)
             limits.keep_outputs_in_run_dir(trainer)
 
         self.limits.replace(trainer_cls, "__init__", __init__)

@@ -159,7 +159,11 @@ def test_the_work_clock_counts_work_not_waiting() -> None:
     started = work_clock.busy_seconds()
     time.sleep(0.3)  # a busy machine's wait: no work of this process
     slept = work_clock.busy_seconds() - started
-    torch.ones(2000, 2000) @ torch.ones(2000, 2000)
+    # Work until the clock has counted 0.2 s of it, however fast this machine's matmul
+    # and however many its cores; a clock that missed work would reach the minute first.
+    give_up = time.monotonic() + 60
+    while work_clock.busy_seconds() - started < 0.2 and time.monotonic() < give_up:
+        torch.ones(500, 500) @ torch.ones(500, 500)
     assert slept < 0.1 < work_clock.busy_seconds() - started
 
 
