@@ -22,6 +22,13 @@ DEMO_RUNS_DIR ?= .quickdev/runs
 demo: $(STAMP)
 	$(BIN)/quickdev run --runs-dir $(DEMO_RUNS_DIR) examples/train_loop.py
 
+# What the editor and the docs take from the option table (python_backend/quickdev/rundir/
+# option_table.py): package.json's settings and launch attributes, extension/common/optionTable.ts,
+# protocol.md's rows, the limits table. tests/test_option_table.py fails when one is stale.
+.PHONY: options
+options: $(STAMP)
+	$(BIN)/python tools/option_table.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

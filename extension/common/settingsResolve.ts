@@ -1,6 +1,7 @@
 // Settings resolution without vscode, so it is unit-tested under plain node.
 import * as os from "node:os";
 import * as path from "node:path";
+import { LIMIT_SETTINGS, type LimitSettings } from "./optionTable";
 
 export interface LensSettings {
   run: boolean;
@@ -12,14 +13,11 @@ export interface LensSettings {
   memory: boolean;
 }
 
-/** The `quickdev.*` settings; defaults live only in package.json. */
-export interface QuickdevSettings {
+/** The `quickdev.*` settings; defaults live only in package.json. The limits (`batches`, `stepSeconds`) come from the option table. */
+export interface QuickdevSettings extends LimitSettings {
   python: string;
-  batches: number;
   /** 0: the script's own batch size; else passed to its --batch-size-like option. */
   batchSize: number;
-  /** A full-size step estimated above this many seconds computes at a smaller batch; 0: never. */
-  stepSeconds: number;
   runsDir: string;
   keepOutputs: boolean;
   /** Run history: runs kept, and its size cap in MB (0: no limit). */
@@ -40,10 +38,9 @@ export interface QuickdevSettings {
  * cannot be declared and typed yet never sent.
  */
 export const SERVER_SETTINGS = {
+  ...LIMIT_SETTINGS,
   python: "string",
-  batches: "integer",
   batchSize: "integer",
-  stepSeconds: "number",
   runsDir: "string",
   keepOutputs: "boolean",
   runsKeep: "integer",

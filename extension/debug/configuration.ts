@@ -2,6 +2,7 @@
 // turned into an attach to the job it started, an attach given the address it was missing.
 // No vscode import at run time: unit tests load this module under plain node.
 import type * as vscode from "vscode";
+import type { LimitArguments } from "../common/optionTable";
 import SESSION_RULES from "./sessionRules.json";
 
 export const DEBUG_TYPE = "quickdev";
@@ -11,7 +12,8 @@ export interface Address {
   port: number;
 }
 
-export interface QuickdevConfiguration extends vscode.DebugConfiguration {
+/** The limits (`batches`, `maxSteps`, `timeout`, …) come from the option table (optionTable.ts). */
+export interface QuickdevConfiguration extends vscode.DebugConfiguration, LimitArguments {
   script?: string;
   /** The Python Debugger's name for `script`. */
   program?: string;
@@ -25,9 +27,6 @@ export interface QuickdevConfiguration extends vscode.DebugConfiguration {
   env?: Record<string, string | null>;
   envFile?: string;
   python?: string;
-  batches?: number;
-  maxSteps?: number;
-  timeout?: number;
   device?: "auto" | "cpu";
   nproc?: number;
   /** `true`: forecast the GPU memory of a training step against this machine's GPU (else the setting's devices); a string names the devices. */

@@ -1,6 +1,7 @@
 // A launch configuration, as Python users write it, turned into the server's startJob argument.
 // No vscode import: unit tests load this module under plain node.
 import { type Environment, mergeEnvironment } from "../common/environment";
+import { LIMIT_ARGUMENTS } from "../common/optionTable";
 import { splitArguments } from "../jobs/arguments";
 import type { JobMode, StartJobArgs } from "../server/protocol";
 import type { QuickdevConfiguration } from "./configuration";
@@ -41,13 +42,12 @@ export function startJobArgs(config: QuickdevConfiguration, fileEnv: Environment
   const args = typeof config.args === "string" ? splitArguments(config.args) : config.args;
   const target = config.module ? { module: config.module } : { script };
   const start: StartJobArgs = { ...target, mode: launchMode(config), env: merged.env };
+  const limits = Object.keys(LIMIT_ARGUMENTS) as (keyof typeof LIMIT_ARGUMENTS)[];
   const optional = {
+    ...Object.fromEntries(limits.map((key) => [key, config[key]])),
     cwd: config.cwd,
     args,
     python: config.python,
-    batches: config.batches,
-    maxSteps: config.maxSteps,
-    timeout: config.timeout,
     device: config.device,
     nproc: config.nproc,
     memoryForecast: forecastDevices(config.memoryForecast),

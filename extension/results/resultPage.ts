@@ -193,7 +193,12 @@ export function resultHtml(
     ["started", text(data.started)],
     ["duration", seconds(data.duration_s)],
     ["optimizer steps", text(data.optimizer_steps)],
-    ["steps the GradScaler skipped", positive(data.scaler_skipped_steps) ? `${data.scaler_skipped_steps} (inf/NaN gradients while it finds its scale)` : undefined],
+    [
+      "steps the GradScaler skipped",
+      positive(data.scaler_skipped_steps)
+        ? `${data.scaler_skipped_steps} (inf/NaN gradients while it finds its scale)`
+        : undefined,
+    ],
     ["batches made by hand", positive(data.loop_batches) ? String(data.loop_batches) : undefined],
     ["device", text(record(data.device)?.actual)],
     ["last loss", lastLoss === undefined ? undefined : finite(lastLoss) ? lastLoss.toPrecision(4) : "NaN/Inf"],

@@ -1,5 +1,6 @@
 // Types of the language server's commands and notifications (docs/protocol.md). No vscode import:
 // unit tests load this module under plain node.
+import { LIMIT_ARGUMENTS, type LimitArguments } from "../common/optionTable";
 import type { QuickdevSettings } from "../common/settingsResolve";
 
 export type RunStatus = "queued" | "running" | "passed" | "failed" | "stopped" | "killed" | "cancelled" | "error";
@@ -58,20 +59,17 @@ export interface RunSummary {
 }
 
 /** What a job runs: `script`, or `module` as `python -m` does (from `cwd`); the server takes one. */
-export interface StartJobArgs {
+/** The limits (`batches`, `maxSteps`, `timeout`, …) come from the option table (optionTable.ts). */
+export interface StartJobArgs extends LimitArguments {
   script?: string;
   module?: string;
   mode?: JobMode;
   cwd?: string;
   args?: string[];
-  batches?: number;
   /** Variables for the job process, over the server's own environment. */
   env?: Record<string, string>;
   /** The job's interpreter, instead of the `python` setting. */
   python?: string;
-  maxSteps?: number;
-  /** Seconds. */
-  timeout?: number;
   device?: "auto" | "cpu";
   nproc?: number;
   /** Forecast the GPU memory of a training step: "auto" (this machine's GPU, else the memoryForecastDevices setting) or devices ("24", "h100", "24,40"). */
@@ -250,16 +248,14 @@ export const PROTOCOL_FIELDS = {
     lenses: "required",
   },
   StartJobArgs: {
+    ...LIMIT_ARGUMENTS,
     script: "optional",
     module: "optional",
     mode: "optional",
     cwd: "optional",
     args: "optional",
-    batches: "optional",
     env: "optional",
     python: "optional",
-    maxSteps: "optional",
-    timeout: "optional",
     device: "optional",
     nproc: "optional",
     memoryForecast: "optional",

@@ -28,22 +28,12 @@ from quickdev.cli_types import (
     parse_address,
     positive_int,
     seconds,
-    seconds_or_off,
 )
 from quickdev.forecast.devices import add_memory_forecast_option, memory_forecast_alone
 from quickdev.limits.journal.interposer import preload as preload_interposer
-from quickdev.options import (
-    DEFAULT_BATCHES,
-    DEFAULT_EVAL_FORWARDS,
-    DEFAULT_STEP_SECONDS,
-    DEFAULT_TIMEOUT_S,
-    DEFAULT_TRAIN_PASSES,
-    HUNT_HELP,
-    ProfileOptions,
-    RunOptions,
-    WarmStart,
-)
+from quickdev.options import HUNT_HELP, ProfileOptions, RunOptions, WarmStart
 from quickdev.processes import EXIT_USAGE
+from quickdev.rundir import option_table
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
 from quickdev.rundir.retention import RETENTION, Retention
 
@@ -79,51 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("script_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     run.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
     limits = run.add_argument_group("limits")
-    limits.add_argument(
-        "--batches",
-        type=positive_int,
-        default=DEFAULT_BATCHES,
-        help="batches per DataLoader pass (default %(default)s)",
-    )
-    limits.add_argument(
-        "--max-steps", type=positive_int, help="stop after N training steps (status 'stopped')"
-    )
-    limits.add_argument(
-        "--timeout",
-        type=seconds_or_off,
-        metavar="SECONDS",
-        help=f"stop after this wall-clock time (default {DEFAULT_TIMEOUT_S:g}, none when "
-        "debugging; 0: none)",
-    )
-    limits.add_argument(
-        "--train-passes",
-        type=non_negative_int,
-        metavar="N",
-        help=f"passes over a loader that training steps come from (default {DEFAULT_TRAIN_PASSES}; "
-        "0: no bound)",
-    )
-    limits.add_argument(
-        "--loop-steps",
-        type=non_negative_int,
-        metavar="N",
-        help="training steps that take no DataLoader batch (default: --max-steps, else "
-        "--batches; 0: no bound)",
-    )
-    limits.add_argument(
-        "--eval-forwards",
-        type=non_negative_int,
-        metavar="N",
-        help="eval-mode/no-grad forwards in a row that no DataLoader feeds (default "
-        f"{DEFAULT_EVAL_FORWARDS}; 0: no bound)",
-    )
-    limits.add_argument(
-        "--step-seconds",
-        type=seconds_or_off,
-        metavar="SECONDS",
-        help="a DataLoader's full-size step estimated above this on this CPU computes at a "
-        "smaller batch from the same loader, its full size checked on fake tensors (default "
-        f"{DEFAULT_STEP_SECONDS:g}, none when debugging; 0: never)",
-    )
+    for limit in option_table.LIMITS:
+        # No argparse default: a limit not given takes the default Budget.for_options decides.
+        limits.add_argument(
+            limit.flag,
+            dest=limit.name,
+            type=limit.parse,
+            metavar=limit.metavar,
+            help=limit.command_help(),
+        )
     limits.add_argument(
         "--full-batch",
         action="store_true",
@@ -311,12 +265,11 @@ def run_options(ns: argparse.Namespace, after_separator: list[str] | None = None
         script=ns.script,
         module=ns.module,
         args=script_args,
-        batches=ns.batches,
-        max_steps=ns.max_steps,
-        timeout_s=ns.timeout,
-        train_passes=ns.train_passes,
-        loop_steps=ns.loop_steps,
-        eval_forwards=ns.eval_forwards,
+        limits={
+            limit.name: value
+            for limit in option_table.LIMITS
+            if (value := getattr(ns, limit.name)) is not None
+        },
         device=ns.device,
         runs_dir=ns.runs_dir,
         name=ns.name,
@@ -335,7 +288,6 @@ def run_options(ns: argparse.Namespace, after_separator: list[str] | None = None
         debug_rank=ns.debug_rank,
         memory_forecast=ns.memory_forecast,
         find_nonfinite=ns.find_nonfinite,
-        step_seconds=ns.step_seconds,
         full_batch=ns.full_batch,
     )
 

@@ -45,10 +45,6 @@ def seconds(text: str) -> float:
     return value
 
 
-def seconds_or_off(text: str) -> float:
-    return 0.0 if text.strip() in ("0", "0.0") else seconds(text)
-
-
 def parse_address(text: str) -> tuple[str, int]:
     """``[HOST:]PORT`` as debugpy's own command line takes it; the host defaults to loopback."""
     host, _, port_text = text.rpartition(":")

@@ -11,28 +11,22 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quickdev.rundir import option_table
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
+from quickdev.rundir.option_table import (
+    HUNT_STEPS,
+    STEP_SECONDS,
+    Value,
+)
 from quickdev.rundir.retention import RETENTION, Retention
 
 # "auto", "cpu", "cuda" or "cuda:N"; the command line checks the form.
 Device = str
 
-DEFAULT_BATCHES = 2
-# Budgets every job has unless told otherwise (see ``resolve_budgets``).
-DEFAULT_TRAIN_PASSES = 1
-DEFAULT_EVAL_FORWARDS = 20
-DEFAULT_TIMEOUT_S = 300.0
-# A DataLoader's full-size step estimated to take longer than this on the job's CPU computes
-# at a smaller batch from the same loader, its full size checked on fake tensors
-# (limits/step_cost).
-DEFAULT_STEP_SECONDS = 5.0
-# The NaN hunt's step budget (--find-nonfinite): a NaN usually appears after tens or
-# hundreds of steps, far beyond a quick-dev job's two batches.
-DEFAULT_HUNT_STEPS = 500
 # What ``--find-nonfinite`` does, for ``quickdev run --help``, beside the budget it quotes.
 HUNT_HELP = (
     "run until the first NaN/Inf reaches the loss, a gradient or a parameter (default budget "
-    f"{DEFAULT_HUNT_STEPS} steps) and name the operation that made it; under the debugger, "
+    f"{HUNT_STEPS} steps) and name the operation that made it; under the debugger, "
     "stop there"
 )
 
@@ -74,13 +68,9 @@ class RunOptions:
     script: str | None = None  # a path, or None when ``module`` is set
     module: str | None = None
     args: list[str] = field(default_factory=list)
-    batches: int = DEFAULT_BATCHES
-    max_steps: int | None = None
-    # None: the default budget; 0 switches a budget off (see resolve_budgets).
-    timeout_s: float | None = None
-    train_passes: int | None = None
-    loop_steps: int | None = None
-    eval_forwards: int | None = None
+    # The limits given, by their names in the option table (rundir/option_table.py); one
+    # not given takes its default, and 0 switches a budget off (see Budget.for_options).
+    limits: dict[str, Value] = field(default_factory=dict)
     device: Device = "auto"
     runs_dir: Path = DEFAULT_RUNS_DIR
     name: str | None = None
@@ -106,9 +96,8 @@ class RunOptions:
     # The NaN hunt: run until the first NaN/Inf reaches the loss, a gradient or a parameter,
     # and name the operation that produced it (limits/nonfinite).
     find_nonfinite: bool = False
-    # --step-seconds: the bound on a full-size step's estimated seconds (see
-    # step_cost_bound); None: the default, 0: never smaller. --full-batch: never smaller.
-    step_seconds: float | None = None
+    # --full-batch: every step at the script's own batch size, whatever --step-seconds says
+    # (see step_cost_bound).
     full_batch: bool = False
 
 
@@ -133,67 +122,17 @@ def options_from_json(text: str) -> RunOptions:
     return RunOptions(**data)
 
 
-@dataclass(frozen=True)
-class Budgets:
-    """The budgets one job runs under, defaults applied; None means no bound."""
-
-    max_steps: int | None
-    timeout_s: float | None
-    train_passes: int | None  # passes over a loader that training steps were taken from
-    loop_steps: int | None  # training steps taken from no DataLoader (hand-made batches)
-    eval_forwards: int | None  # eval/no-grad forwards in a row that no DataLoader feeds
-    # False in the NaN hunt: a pass that takes training steps runs past --batches, so the
-    # step budget (not one epoch of two batches) decides how long the hunt trains.
-    batches_bound_training: bool = True
-    # An evaluation loop without a DataLoader that the job can end also ends once its
-    # forwards have run this many seconds, after ``eval_at_least`` of them (None: by count
-    # only): full-size evaluation forwards are what a job spends its seconds on.
-    eval_seconds: float | None = None
-    eval_at_least: int = 1
-
-
-def resolve_budgets(options: RunOptions) -> Budgets:
-    """The one place budget defaults are decided.
-
-    ``--no-limits`` keeps only what was asked for explicitly; a debug job gets no default
-    wall clock (a person stepping through code is not a runaway loop). A hand-made batch
-    is a batch, so loops without a DataLoader make ``--batches`` steps unless
-    ``--max-steps`` asks for more. An evaluation loop without one runs ``--eval-forwards``
-    forwards, or, where the job can end it, the step-cost bound's seconds (at least
-    ``--batches`` forwards): nanoGPT's evaluation spent most of a job's time on 40
-    full-size forwards (docs/step-cost.md). An explicit ``--eval-forwards`` is a count.
-    """
-
-    def pick(given: float | None, default: float | None) -> float | None:
-        if given is None:
-            return None if options.no_limits else default
-        return given or None
-
-    debugging = options.listen is not None or options.wait_for_client
-    timeout = pick(options.timeout_s, None if debugging else DEFAULT_TIMEOUT_S)
-    hunting = options.find_nonfinite
-    # The hunt trains for its step budget: epochs are not cut to one pass, and loops
-    # without a DataLoader get as many steps.
-    max_steps = options.max_steps
-    if max_steps is None and hunting:
-        max_steps = _whole(pick(None, DEFAULT_HUNT_STEPS))
-    loop_default = max_steps or options.batches
-    train_passes = pick(options.train_passes, None if hunting else DEFAULT_TRAIN_PASSES)
-    return Budgets(
-        max_steps=max_steps,
-        timeout_s=timeout,
-        train_passes=_whole(train_passes),
-        loop_steps=_whole(pick(options.loop_steps, loop_default)),
-        eval_forwards=_whole(pick(options.eval_forwards, DEFAULT_EVAL_FORWARDS)),
-        batches_bound_training=not hunting,
-        eval_seconds=None if options.eval_forwards is not None else step_cost_bound(options),
-        eval_at_least=options.batches,
-    )
+def limit_value(options: RunOptions, name: str) -> Value:
+    """The value given for ``name``, else its default in the option table."""
+    value = options.limits.get(name, option_table.BY_NAME[name].default)
+    assert value is not None, f"{name} has no default"
+    return value
 
 
 def step_cost_bound(options: RunOptions) -> float | None:
     """Seconds a DataLoader's full-size step may take on this CPU before its arithmetic runs
-    at a smaller batch; None: the script's own batch sizes throughout.
+    at a smaller batch; None: the script's own batch sizes throughout (the step_seconds
+    limit's rule, which ``Budget.for_options`` applies).
 
     A debug job (a person steps through the script's own batches), the NaN hunt (whether a
     NaN appears depends on the batch's arithmetic) and ``--no-limits`` keep the script's
@@ -202,13 +141,9 @@ def step_cost_bound(options: RunOptions) -> float | None:
     """
     if options.full_batch or options.nproc > 1:
         return None
-    if options.step_seconds is not None:
-        return options.step_seconds or None
+    if STEP_SECONDS in options.limits:
+        return float(options.limits[STEP_SECONDS]) or None
     debugging = options.listen is not None or options.wait_for_client
     if debugging or options.find_nonfinite or options.no_limits:
         return None
-    return DEFAULT_STEP_SECONDS
-
-
-def _whole(value: float | None) -> int | None:
-    return None if value is None else int(value)
+    return float(limit_value(options, STEP_SECONDS))

@@ -114,6 +114,7 @@ def test_the_step_cost_bound_reaches_jobs_but_not_debug_jobs() -> None:
     from quickdev.cli import build_parser, run_options
     from quickdev.options import step_cost_bound
     from quickdev.server.job_request import JobRequest, job_command
+    from quickdev.server.start_job import StartJob, _limits
 
     def options(settings: Settings, mode: str) -> Any:
         request = JobRequest(
@@ -122,7 +123,7 @@ def test_the_step_cost_bound_reaches_jobs_but_not_debug_jobs() -> None:
             Path("."),
             Path(".quickdev/runs"),
             "python",
-            step_seconds=settings.step_seconds,
+            limits=_limits(StartJob(script="train.py"), settings, mode),  # type: ignore[arg-type]
         )
         command = job_command(request, "20260101-train")
         own = command[command.index("run") + 1 : command.index("--")]

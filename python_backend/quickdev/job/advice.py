@@ -15,22 +15,14 @@ import math
 from typing import TYPE_CHECKING
 
 from quickdev.job.target import ScriptTarget, Target
-from quickdev.limits import budget
-from quickdev.options import RunOptions, resolve_budgets
+from quickdev.options import RunOptions, limit_value
+from quickdev.rundir import option_table
+from quickdev.rundir.option_table import BATCHES, LOOP_STEPS, MAX_STEPS, TIMEOUT
 from quickdev.rundir.result import JobResult
 
 if TYPE_CHECKING:
     from quickdev.analysis import Knob
     from quickdev.analysis.findings import KnobKind
-
-# Which kind of knob shortens the loop each budget stopped.
-_KNOB_FOR_BUDGET: dict[str, tuple[KnobKind, ...]] = {
-    budget.EVAL_FORWARDS: ("eval_iters",),
-    budget.LOOP_STEPS: ("steps",),
-    budget.MAX_STEPS: ("steps",),
-    budget.TRAIN_PASSES: ("epochs", "steps"),
-    budget.TIMEOUT: ("steps", "epochs", "eval_iters"),
-}
 
 
 # After training, the clock runs out in an evaluation or a sampling loop: a training knob
@@ -39,7 +31,7 @@ _AFTER_TRAINING: tuple[KnobKind, ...] = ("eval_iters",)
 
 # The budgets that end the NaN hunt's training: its horizon in steps (a loop of hand-made
 # batches gets the same number), or the wall clock.
-_HUNT_ENDS = (budget.MAX_STEPS, budget.LOOP_STEPS, budget.TIMEOUT)
+_HUNT_ENDS = (MAX_STEPS, LOOP_STEPS, TIMEOUT)
 
 
 def advice_for(
@@ -49,16 +41,19 @@ def advice_for(
     result: JobResult,
     after_training: bool = False,
 ) -> str | None:
-    """The knob for the loop ``reason`` ended or stopped; ``after_training``: the script had
-    trained and was evaluating or sampling when it was stopped."""
+    """The knob for the loop ``reason`` ended or stopped: the script's own knob of the kinds
+    the option table names for that budget (which kind of knob shortens the loop it ended
+    or stopped), as one line; ``after_training``: the script had trained and was evaluating
+    or sampling when it was stopped."""
     if options.find_nonfinite and reason in _HUNT_ENDS:
         hunt = _hunt_advice(reason, options, result)
         if hunt is not None:
             return hunt
-    kinds = _KNOB_FOR_BUDGET.get(reason)
-    if reason == budget.TIMEOUT and after_training:
+    limit = option_table.BY_NAME.get(reason)
+    kinds: tuple[str, ...] = limit.knobs if limit is not None else ()
+    if reason == TIMEOUT and after_training:
         kinds = _AFTER_TRAINING
-    elif reason == budget.TIMEOUT and result.optimizer_steps <= 1:
+    elif reason == TIMEOUT and result.optimizer_steps <= 1:
         kinds = ("batch_size",)  # the time went into one step: its size is the cost
     if not kinds or not isinstance(target, ScriptTarget):
         return None
@@ -83,7 +78,8 @@ def advice_for(
             continue
         if kind == "batch_size":
             return _batch_size_advice(knob, target.path.name, result)
-        return _advice(knob, target.path.name, _small_value(kind, options.batches))
+        batches = int(limit_value(options, BATCHES))
+        return _advice(knob, target.path.name, _small_value(kind, batches))
     return None
 
 
@@ -94,7 +90,7 @@ def _set_by_job(script_args: list[str], one_epoch_options: list[str]) -> set[str
     return given | set(one_epoch_options)
 
 
-def _small_value(kind: KnobKind, batches: int) -> int:
+def _small_value(kind: str, batches: int) -> int:
     return 1 if kind == "epochs" else batches
 
 
@@ -124,15 +120,16 @@ def _batch_size_advice(knob: Knob, file: str, result: JobResult) -> str:
 
 def _hunt_advice(reason: str, options: RunOptions, result: JobResult) -> str | None:
     """The NaN hunt ran out before it found anything: its horizon is the knob."""
-    horizon = resolve_budgets(options).max_steps
+    # The budget's own values (result.json's limits): the hunt's horizon as the job ran it.
+    horizon = result.limits.values.get(MAX_STEPS)
     steps = result.optimizer_steps
-    if reason in (budget.MAX_STEPS, budget.LOOP_STEPS) and horizon:
+    if reason in (MAX_STEPS, LOOP_STEPS) and horizon:
         return (
             f"the NaN hunt found no NaN/Inf in its {horizon} training steps: "
             f"quickdev run --find-nonfinite --max-steps {horizon * 4} hunts further"
         )
-    timeout = result.limits.timeout_s
-    if reason == budget.TIMEOUT and timeout and steps > 1 and horizon:
+    timeout = result.limits.values.get(TIMEOUT)
+    if reason == TIMEOUT and timeout and steps > 1 and horizon:
         needed = math.ceil(timeout * horizon / steps / 60) * 60
         return (
             f"the NaN hunt trained {steps} of its {horizon} steps before the {timeout:.0f} s "

@@ -14,8 +14,9 @@ from typing import Any
 
 from quickdev.job.job import run_job
 from quickdev.job.target import CallableTarget, ScriptTarget, Target
-from quickdev.options import DEFAULT_BATCHES, Device, RunOptions
+from quickdev.options import Device, RunOptions
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
+from quickdev.rundir.option_table import BATCHES, DEFAULT_BATCHES, MAX_STEPS, TIMEOUT
 from quickdev.rundir.result import JobResult
 
 _one_job_at_a_time = threading.Lock()
@@ -50,9 +51,11 @@ def run(
     options = RunOptions(
         script=target.description,
         args=list(args),
-        batches=batches,
-        max_steps=max_steps,
-        timeout_s=timeout_s,
+        limits={
+            name: value
+            for name, value in ((BATCHES, batches), (MAX_STEPS, max_steps), (TIMEOUT, timeout_s))
+            if value is not None
+        },
         device=device,
         runs_dir=Path(runs_dir),
         name=name,

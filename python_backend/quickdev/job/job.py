@@ -36,7 +36,7 @@ from quickdev.job.hard_stop import (
 )
 from quickdev.job.heavy_imports import import_heavy_modules
 from quickdev.job.progress import ProgressWriter
-from quickdev.job.recorded import copy_recorded, initial_limits, settle_verdict
+from quickdev.job.recorded import copy_recorded, settle_verdict
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
 from quickdev.job.terminal_summary import summarize
@@ -44,10 +44,11 @@ from quickdev.limits.budget import NONFINITE, Budget, StopJob
 from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
-from quickdev.options import RunOptions, resolve_budgets
+from quickdev.options import RunOptions
 from quickdev.processes import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, peak_rss_mb
 from quickdev.rundir.ids import create_run_dir, iso_utc, new_run_id
 from quickdev.rundir.layout import LOG_FILE
+from quickdev.rundir.option_table import STEP_SECONDS
 from quickdev.rundir.process import write_process_record
 from quickdev.rundir.result import ErrorInfo, JobResult
 from quickdev.rundir.retention import prune_runs
@@ -105,11 +106,13 @@ def check_before_start(options: RunOptions, target: Target) -> None:
 def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutcome:
     started = time.perf_counter()
     unwritten.reset()
+    # The job's limits, decided once; result.json reports them as they are at its end.
+    budget = Budget.for_options(options)
     result = JobResult(
         id="",
         started=iso_utc(),
         cwd=os.getcwd(),
-        limits=initial_limits(options),
+        limits=budget.result_limits(options),
         keep_outputs=options.keep_outputs,
     )
     usage: UsageProblem | None = None
@@ -147,7 +150,7 @@ def run_job(options: RunOptions, target: Target, *, in_process: bool) -> JobOutc
     saved_sys = (list(sys.argv), list(sys.path))
     exit_code = EXIT_FAILED
     try:
-        exit_code = _run_with_limits(options, target, run_dir, result, patcher, in_process)
+        exit_code = _run_with_limits(options, target, run_dir, result, budget, patcher, in_process)
     finally:
         # A debug run's time held at breakpoints is the person's, not the script's.
         result.paused_s = round(paused_s(), 3)
@@ -170,6 +173,7 @@ def _run_with_limits(
     target: Target,
     run_dir: Path,
     result: JobResult,
+    budget: Budget,
     patcher: Patcher,
     in_process: bool,
 ) -> int:
@@ -177,7 +181,6 @@ def _run_with_limits(
     started = time.perf_counter()
     problems.take()  # an earlier in-process job's are its own
     hub = EventHub()
-    budget = Budget(resolve_budgets(options))
     progress = ProgressWriter(run_dir)
     patcher.on_undo(progress.stop)
     recorder: Recorder | None = None
@@ -220,7 +223,8 @@ def _run_with_limits(
         if step_cost is not None:
             step_cost.describe = lambda exc: (describe(exc), user_traceback(exc))
         else:
-            result.limits.step_seconds = None
+            # No step ran at a smaller batch here: result.json says the job had no bound.
+            result.limits.values[STEP_SECONDS] = None
         from quickdev.job.children.following import follow
         from quickdev.job.children.setup import Setup
 
@@ -232,7 +236,7 @@ def _run_with_limits(
         for observer in job_observers(options, run_dir, progress):
             hub.add(observer)
         hub.setup()
-        _start_debug_hooks(options, run_dir, in_process, lambda: _lift_wall_clock(budget, result))
+        _start_debug_hooks(options, run_dir, in_process, lambda: _lift_wall_clock(budget))
 
         log.info("running %s %s", target.description, target.argv()[1:])
         hub.job_start()
@@ -342,14 +346,14 @@ def _note_environment(result: JobResult) -> None:
         log.warning("%s", result.untested_environment)
 
 
-def _lift_wall_clock(budget: Budget, result: JobResult) -> None:
+def _lift_wall_clock(budget: Budget) -> None:
     """A debugger attached: a person stepping through code is not a runaway loop, so the
-    wall clock (alarm and hard stop) no longer ends the job; result.json says so."""
+    wall clock (alarm and hard stop) no longer ends the job; result.json says so (its
+    limits are the budget's)."""
     if budget.timeout_s is None:
         return
     budget.lift_deadline()
     signals.cancel_timeout_alarm()
-    result.limits.timeout_s = None
     log.info("a debugger attached: the wall-clock budget is lifted")
 
 

@@ -1,6 +1,7 @@
-"""What result.json reports of the limits and of what the recorder counted: one place
-for the job and for the processes the script starts (``quickdev.job.children``); and the
-problems the verdict reads (rundir/verdict.py)."""
+"""What result.json reports of what the recorder counted and the loops the budget ended:
+one place for the job and for the processes the script starts (``quickdev.job.children``);
+and the problems the verdict reads (rundir/verdict.py). The limits themselves are the
+budget's values (``Budget.result_limits``)."""
 
 from __future__ import annotations
 
@@ -10,26 +11,9 @@ from quickdev import problems
 from quickdev.analysis import analyze_file
 from quickdev.analysis.findings import TRAINING_STEP_KINDS
 from quickdev.limits.recorder import Recorder
-from quickdev.options import RunOptions, resolve_budgets, step_cost_bound
 from quickdev.processes import exit_status
-from quickdev.rundir.result import ErrorInfo, JobResult, Limits, Problem
+from quickdev.rundir.result import ErrorInfo, JobResult, Problem
 from quickdev.rundir.verdict import NO_TRAINING, add_problem, decide
-
-
-def initial_limits(options: RunOptions) -> Limits:
-    """The limits result.json reports, before the job knows its device."""
-    budgets = resolve_budgets(options)
-    return Limits(
-        batches=None if options.no_limits else options.batches,
-        max_steps=budgets.max_steps,
-        timeout_s=budgets.timeout_s,
-        device=options.device,
-        train_passes=budgets.train_passes,
-        loop_steps=budgets.loop_steps,
-        eval_forwards=budgets.eval_forwards,
-        find_nonfinite=options.find_nonfinite,
-        step_seconds=step_cost_bound(options),
-    )
 
 
 def copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
@@ -38,14 +22,13 @@ def copy_recorded(result: JobResult, recorder: Recorder | None) -> None:
         result.optimizer_steps = recorder.steps
         result.scaler_skipped_steps = recorder.scaler_skipped_steps
         result.loop_batches = recorder.loop_steps
-        result.limits.train_passes = recorder.budget.train_passes
         result.losses = recorder.losses
         result.outputs = recorder.outputs
         result.file_safety = recorder.file_safety
         result.limits.one_epoch_options = recorder.one_epoch_options
         result.limits.settings_changed = recorder.settings_changed
         result.device = recorder.device() if recorder.device else None
-        result.loops_ended = recorder.loops.ended
+        result.loops_ended = recorder.budget.loops.ended
         result.phases = recorder.phases()
         result.first_nonfinite = recorder.first_nonfinite
         result.step_cost = recorder.step_costs

@@ -32,8 +32,9 @@ from quickdev.limits.outputs import OutputPlacer
 from quickdev.limits.patching import Patcher
 from quickdev.limits.recorder import Recorder
 from quickdev.limits.step_cost import handover
-from quickdev.options import RunOptions, step_cost_bound
+from quickdev.options import RunOptions
 from quickdev.rewrite import Rewriter, Transform
+from quickdev.rundir.option_table import STEP_SECONDS
 
 if TYPE_CHECKING:
     from torch import nn
@@ -72,7 +73,7 @@ def install_limits(
         os.getcwd(),
         *([os.path.dirname(os.path.abspath(options.script))] if options.script else []),
     ]
-    ender, loop_exits = loops.install(budget)
+    budget.loops, loop_exits = loops.install(budget.ends_loops())
     transforms: list[Transform] = [loop_exits] if loop_exits else []
     seen = None
     if options.record_shapes:
@@ -80,12 +81,13 @@ def install_limits(
         transforms.append(recording)
         hub.add(shapes.ShapesWriter(seen, run_dir))
     rewriter = job_rewriter.install(patcher, transforms, roots)
-    recorder = Recorder(hub, budget, ender, seen)
-    batches = None if options.no_limits else options.batches
+    recorder = Recorder(hub, budget, seen)
+    batches = budget.batches
     actual = device.resolve_device(options.device)
     cpu_only = actual == "cpu"
     capture: forecast_capture.StepCapture | None = None
-    bound = step_cost_bound(options)
+    step_seconds = budget.values[STEP_SECONDS]
+    bound = None if step_seconds is None else float(step_seconds)
     checker = None
     if bound is not None and cpu_only and not in_child and not in_process:
         # The memory forecast's capture is made below; these find it when they are called.
@@ -145,18 +147,8 @@ def install_limits(
     # job imported before the limits hold the originals under their own names.
     preloaded = options.warm.preloaded if options.warm else ()
     rebound = rebind.install(patcher, rebind.imported_before_limits([*preloaded, *imported_early]))
-    log.info(
-        "limits: batches=%s max_steps=%s timeout_s=%s train_passes=%s loop_steps=%s "
-        "eval_forwards=%s device=%s rebound=%d",
-        batches,
-        budget.max_steps,
-        budget.timeout_s,
-        budget.train_passes,
-        budget.loop_steps,
-        budget.eval_forwards,
-        actual,
-        rebound,
-    )
+    given = " ".join(f"{name}={value}" for name, value in budget.values.items())
+    log.info("limits: %s device=%s rebound=%d", given, actual, rebound)
     return Installed(recorder, actual, rewriter, checker)
 
 

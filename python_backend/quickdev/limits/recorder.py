@@ -1,7 +1,8 @@
 """What the job has seen so far: loaders, steps, losses, outputs.
 
-The limits call into one Recorder; it keeps the numbers for result.json and fires
-the EventHub so observers (progress, scalars, profiler) see the same events.
+The limits call into one Recorder; it keeps the numbers for result.json and tells the
+EventHub, so observers (progress, scalars, profiler) see the same events, and the budget
+(``limits/budget.py``), which decides whether a loop or the job ends there.
 """
 
 from __future__ import annotations
@@ -17,20 +18,13 @@ from typing import Any, Protocol
 
 from quickdev import problems
 from quickdev.events import EventHub, JobObserver
-from quickdev.limits.budget import TRAIN_PASSES, Budget, StopJob
+from quickdev.limits.budget import Budget
 from quickdev.limits.journal.restore import Restored
-from quickdev.limits.loops import LoopEnder, LoopTables
 from quickdev.limits.loops.marks import Place
 from quickdev.limits.user_code import caller_origin, is_user_file
 from quickdev.rundir.file_safety import FileSafety
 from quickdev.rundir.nonfinite_origin import NonfiniteOrigin
-from quickdev.rundir.result import (
-    DeviceRemaps,
-    LoaderStats,
-    Output,
-    Phases,
-    Problem,
-)
+from quickdev.rundir.result import DeviceRemaps, LoaderStats, Output, Phases, Problem
 from quickdev.rundir.shapes import EVAL, SETUP, TRAIN, Cut
 from quickdev.rundir.step_cost import StepCost
 from quickdev.rundir.verdict import NONFINITE_LOSS
@@ -87,13 +81,7 @@ class PassStart:
 
 
 class Recorder:
-    def __init__(
-        self,
-        hub: EventHub,
-        budget: Budget,
-        loops: LoopEnder | None = None,
-        shapes: ShapeWatch | None = None,
-    ) -> None:
+    def __init__(self, hub: EventHub, budget: Budget, shapes: ShapeWatch | None = None) -> None:
         self.hub = hub
         self.budget = budget
         # Told when the model's forwards switch between training and evaluation, of each
@@ -101,10 +89,8 @@ class Recorder:
         # recording looks at lines again, and marks what a budget cut).
         self.shapes = shapes
         self._phase = SETUP
-        # Ends the user's loops when a budget is reached (none rewritten: it cannot, and
-        # the job stops the script, as for code it did not compile).
-        self.loops = loops or LoopEnder(LoopTables())
-        self.loops.on_end = shapes.budget_cut if shapes is not None else None
+        # The loops a budget ends are marked as cut short in the tensor shapes.
+        budget.loops.on_end = shapes.budget_cut if shapes is not None else None
         self.loaders: list[LoaderStats] = []
         self.steps = 0
         self.losses: list[float] = []
@@ -132,24 +118,17 @@ class Recorder:
         # The device engine's counts, read when the result is written.
         self.device: Callable[[], DeviceRemaps] | None = None
         self._last_step_at = time.perf_counter()
-        self._batches_seen = 0  # DataLoader batches of every loader, for "fed by a loader?"
         self._open_passes = 0  # DataLoader passes under way
         # A loader wrapper that reads one batch ahead (accelerate) ends the pass before
         # the step on its last batch: that step still took a DataLoader batch.
         self._pass_ended_since_step = False
-        self._batches_at_eval = 0
-        self._evals_in_a_row = 0
         self.eval_forwards = 0
         self._evals_since_step = 0
-        # A hand-written SGD step reached a step budget with no loop to end: the next
-        # step must not start.
-        self._stop_before_step: str | None = None
         self._training_passes: dict[int, int] = {}  # id(LoaderStats) -> passes with steps
         # A pass that ended before any step: a read-ahead loader's (accelerate) whose step
         # comes right after, with gradient accumulation over the whole pass.
         self._ended_before_its_step: tuple[LoaderStats, PassStart] | None = None
         self._training_forwards = 0
-        self._passes_beyond_budget = 0  # open passes past the train_passes budget
         # --find-nonfinite: the hunt, and what it found.
         self.nonfinite: NonfiniteWatch | None = None
         self.first_nonfinite: NonfiniteOrigin | None = None
@@ -177,7 +156,8 @@ class Recorder:
         process's (``first_nonfinite`` starts empty), and so are its problems."""
         loaders, device, shapes, hunt = self.loaders, self.device, self.shapes, self.nonfinite
         problems.take()  # the parent's, copied by the fork
-        Recorder.__init__(self, hub, self.budget, self.loops, shapes)
+        Recorder.__init__(self, hub, self.budget, shapes)
+        self.budget.restart()
         self.device = device
         self.nonfinite = hunt
         if hunt is not None:
@@ -195,25 +175,17 @@ class Recorder:
 
     def pass_starting(self, stats: LoaderStats) -> PassStart:
         """A pass over a loader begins. Returns what ``pass_ended`` needs: the step count,
-        whether the pass is beyond the train_passes budget, where the user's loops are.
-
-        A pass beyond the budget may still run: a script that measures its training
-        accuracy over the training loader after training takes no step there. The loops
-        around a training pass end once it reaches the budget (the epoch loop ends before
-        its next pass); a training forward in a pass beyond it stops the job where that
-        did not happen (see ``LoopEnder.training_in_extra_pass``)."""
+        and what the budget said of the pass (``Budget.pass_starting``)."""
         self._ended_before_its_step = None  # a new pass came first: that one did not train
-        beyond = self.budget.beyond_train_passes(self._training_passes.get(id(stats), 0))
+        beyond, where = self.budget.pass_starting(self._training_passes.get(id(stats), 0))
         stats.passes += 1
         self._open_passes += 1
-        self._passes_beyond_budget += beyond
-        where = self.loops.where_pass_starts() if self.budget.train_passes is not None else ()
         return PassStart(self.steps, self._training_forwards, beyond, where)
 
     def pass_ended(self, stats: LoaderStats, started: PassStart) -> None:
         self._open_passes -= 1
-        self._passes_beyond_budget -= started.beyond
         self._pass_ended_since_step = True
+        self.budget.pass_ended(started.beyond)
         if self.steps > started.steps:
             self._trained(stats, started)
         elif self._training_forwards > started.training_forwards:
@@ -224,25 +196,19 @@ class Recorder:
         """A pass over ``stats``' loader trained: an epoch of it."""
         passes = self._training_passes.get(id(stats), 0) + 1
         self._training_passes[id(stats)] = passes
-        if self.budget.beyond_train_passes(passes):
-            self.loops.training_pass_ended(started.where, passes)
+        self.budget.pass_trained(started.where, passes)
 
     def training_forward(self) -> None:
         """Before a training forward (train mode, grad on) of the top module."""
         self._training_forwards += 1
         self._phase_is(TRAIN)
-        if self._passes_beyond_budget:
-            limit = self.budget.train_passes
-            if limit is None:
-                raise StopJob(TRAIN_PASSES)
-            self.loops.training_in_extra_pass(max(self._training_passes.values()), limit)
+        self.budget.training_forward(max(self._training_passes.values(), default=0))
 
     def batch(self, stats: LoaderStats, wait_s: float) -> None:
-        self._batches_seen += 1
         stats.batches += 1
         stats.data_wait_s += wait_s
         self.hub.batch(stats.origin, wait_s)
-        self.budget.check_time()
+        self.budget.batch_taken()
 
     def in_loop_without_loader(self) -> bool:
         """Whether a step taken now takes its batch from no DataLoader (none is being
@@ -263,8 +229,8 @@ class Recorder:
         if loop_step:
             self.loop_steps += 1
         self._pass_ended_since_step = False
-        self._evals_in_a_row = 0
         self._evals_since_step = 0
+        self.budget.step_counted()
         self.steps += 1
         self.hub.train_step(self.steps, now - self._last_step_at)
         self._last_step_at = now
@@ -272,43 +238,23 @@ class Recorder:
         return loop_step
 
     def step_taken(self, loop_step: bool, *, hand_written: bool = False) -> None:
-        """After a counted step: a step budget reached ends the loops around it. Where none
-        can be ended the job stops: after this optimizer step, or before the next
-        hand-written one (whose forward is where it was counted)."""
-        reached = self.budget.step_budget_reached(
-            self.steps, self.loop_steps if loop_step else None
-        )
-        if reached is None or self.loops.training_step(*reached, self.budget.train_passes):
-            return
-        budget = reached[0]
-        if hand_written:
-            self._stop_before_step = budget
-            return
-        raise StopJob(budget)
+        """After a counted step: the budget may end the loops around it, or stop the job
+        (``Budget.step_taken``)."""
+        loop_steps = self.loop_steps if loop_step else None
+        self.budget.step_taken(self.steps, loop_steps, hand_written=hand_written)
 
     def hand_step_starting(self) -> None:
         """Before a hand-written SGD step (a training forward) is counted."""
-        if self._stop_before_step is not None:
-            raise StopJob(self._stop_before_step)
+        self.budget.hand_step_starting()
 
     def eval_forward(self) -> None:
         """Before a forward of the model in eval mode or without grad: an evaluation loop
-        that no DataLoader bounds ends after the eval_forwards budget, or its seconds."""
+        that no DataLoader bounds ends after the eval_forwards budget, or its seconds
+        (``Budget.eval_forward``)."""
         self._phase_is(EVAL)
-        if self._batches_seen != self._batches_at_eval:
-            self._batches_at_eval = self._batches_seen
-            self._evals_in_a_row = 0
-        self._evals_in_a_row += 1
         self.eval_forwards += 1
         self._evals_since_step += 1
-        limit = self.budget.eval_forwards
-        seconds = self.budget.eval_seconds  # timed from each loop's first forward: told each
-        if limit is not None and (
-            self._evals_in_a_row >= limit or self.loops.busy() or seconds is not None
-        ):
-            self.loops.evaluation_forward(
-                self._evals_in_a_row, limit, seconds, self.budget.eval_at_least
-            )
+        self.budget.eval_forward()
 
     def trained_then_evaluated(self) -> bool:
         """Whether the script trained and what runs now is evaluation or sampling (the
@@ -383,7 +329,7 @@ class Recorder:
 
     def end(self) -> None:
         """The user's code is done: restore, and keep what the job wrote. Runs once."""
-        self.loops.finish()  # lets go of the script's frames and globals
+        self.budget.finish()  # lets go of the script's frames and globals
         self._ended_before_its_step = None  # its loops' frames too
         # The script's garbage (its module's cycles) finalized now, as python does at its
         # exit: a __del__ that prints is in the run's output, one that writes a file is

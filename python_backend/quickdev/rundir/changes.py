@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 
+from quickdev.rundir import option_table
 from quickdev.rundir.layout import ORIGINALS_DIR
+from quickdev.rundir.option_table import MAX_STEPS
 from quickdev.rundir.result import NAN_HUNT, DeviceRemaps, EndedLoop, JobResult
 from quickdev.rundir.verdict import NONFINITE_LOSS, QUICKDEV_ERROR
 
@@ -151,9 +153,8 @@ def _times(n: int) -> str:
 def _hunt_text(result: JobResult) -> str:
     """The NaN hunt's own budget, and what it found (the origin itself is the run's error;
     the hunt's own failure and a NaN loss it did not trace are problems, said first)."""
-    budget = (
-        f"up to {result.limits.max_steps} steps" if result.limits.max_steps else "no step limit"
-    )
+    steps = result.limits.values.get(MAX_STEPS)
+    budget = f"up to {steps} steps" if steps else "no step limit"
     text = f"NaN hunt: trained {budget}, past --batches and one epoch"
     origin = result.first_nonfinite
     if origin is not None:
@@ -170,28 +171,13 @@ def _hunt_text(result: JobResult) -> str:
 
 def _stop_text(result: JobResult) -> str:
     """The budget that ended the run, with its value and the option that changes it."""
-    limits = result.limits
-    described = {
-        "train_passes": (
-            limits.train_passes,
-            "pass(es) over the training loader",
-            "--train-passes",
-        ),
-        "loop_steps": (limits.loop_steps, "steps without a DataLoader", "--loop-steps"),
-        "eval_forwards": (
-            limits.eval_forwards,
-            "evaluation forwards in a row without a DataLoader",
-            "--eval-forwards",
-        ),
-        "timeout": (limits.timeout_s, "seconds", "--timeout"),
-        "max_steps": (limits.max_steps, "steps", "--max-steps"),
-    }
     reason = result.stop_reason or ""
-    if reason not in described:
+    limit = option_table.BY_NAME.get(reason)
+    if limit is None or not limit.stops:
         return reason
-    value, what, option = described[reason]
+    value = result.limits.values.get(reason)
     shown = f"{value:g}" if isinstance(value, float) else str(value)
-    return f"{reason} ({shown} {what}; {option} changes it)"
+    return f"{reason} ({shown} {limit.counts}; {limit.flag} changes it)"
 
 
 def _file_safety(result: JobResult) -> list[str]:

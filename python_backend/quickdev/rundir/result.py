@@ -10,11 +10,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from quickdev.rundir import option_table
 from quickdev.rundir.file_safety import FileSafety
 from quickdev.rundir.jsonio import read_json_object, write_json
 from quickdev.rundir.layout import RESULT_FILE
 from quickdev.rundir.memory import MemoryForecast
 from quickdev.rundir.nonfinite_origin import NonfiniteOrigin, origin_from_dict
+from quickdev.rundir.option_table import Value
 from quickdev.rundir.step_cost import StepCost
 
 SCHEMA_VERSION = 1
@@ -29,25 +31,28 @@ Status = Literal["running", "passed", "failed", "stopped", "killed", "error"]
 
 @dataclass
 class Limits:
-    batches: int | None = 2
-    max_steps: int | None = None
-    timeout_s: float | None = None
+    # The option table's limits (rundir/option_table.py) the job ran under, by name; None:
+    # no bound. result.json has them flat beside the fields below, by their keys there
+    # (batches, max_steps, timeout_s, train_passes, loop_steps, eval_forwards,
+    # step_seconds: the bound on a full-size step's estimated seconds, ``step_cost``).
+    values: dict[str, Value | None] = field(default_factory=option_table.no_bounds)
     device: str = "cpu"
     # The script's own epochs options that the job set to 1 (left at their defaults).
     one_epoch_options: list[str] = field(default_factory=list)
     # A framework's settings the script gave that the job ran with other values of
     # ("Trainer.max_epochs: 10 → 1", "TrainingArguments.report_to: ['wandb'] → 'none'").
     settings_changed: list[str] = field(default_factory=list)
-    # Passes over a loader that trained; steps from no DataLoader; eval forwards in a row
-    # that no DataLoader feeds (see limits/budget.py). None: no bound.
-    train_passes: int | None = None
-    loop_steps: int | None = None
-    eval_forwards: int | None = None
     # --find-nonfinite: the job hunted for the first NaN/Inf (``first_nonfinite``).
     find_nonfinite: bool = False
-    # --step-seconds: a DataLoader's full-size step estimated above this computes at a
-    # smaller batch (``step_cost``); None: every step at the script's own batch size.
-    step_seconds: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return option_table.by_key(data.pop("values")) | data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Limits:
+        known = {f.name for f in fields(cls)} - {"values"}
+        return cls(option_table.from_keys(data), **{k: v for k, v in data.items() if k in known})
 
 
 @dataclass
@@ -249,6 +254,7 @@ class JobResult:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["limits"] = self.limits.to_dict()
         # Keep "schema" first so a person reading the file sees the version at once.
         return {"schema": data.pop("schema"), **data}
 
@@ -256,7 +262,7 @@ class JobResult:
     def from_dict(cls, data: dict[str, Any]) -> JobResult:
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        values["limits"] = Limits(**values.get("limits") or {})
+        values["limits"] = Limits.from_dict(values.get("limits") or {})
         if values.get("device"):
             values["device"] = DeviceRemaps(**values["device"])
         values["loaders"] = [LoaderStats(**d) for d in values.get("loaders") or []]

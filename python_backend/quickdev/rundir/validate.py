@@ -13,13 +13,15 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
-from typing import Any, TypeVar, get_args, get_origin
+from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
 import cattrs
 
+from quickdev.rundir import option_table
 from quickdev.rundir.layout import RESULT_FILE
-from quickdev.rundir.result import JobResult
+from quickdev.rundir.result import JobResult, Limits
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,23 @@ def _converter() -> cattrs.Converter:
     conv.register_structure_hook(int, _is(int, "a whole number"))
     conv.register_structure_hook(float, _number)
     conv.register_structure_hook_factory(_is_list, _list_hook)
+    conv.register_structure_hook(Limits, lambda value, _: _limits(value, conv))
     return conv
+
+
+def _limits(value: Any, conv: cattrs.Converter) -> Limits:
+    """result.json's ``limits``: the option table's limits flat beside the other fields,
+    each a number or null."""
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, got {value!r}")
+    for key in (limit.result_key for limit in option_table.LIMITS):
+        number = value.get(key)
+        if number is not None and (isinstance(number, bool) or not isinstance(number, int | float)):
+            raise TypeError(f"expected a number or null for {key}, got {number!r}")
+    hints = get_type_hints(Limits)
+    for name in (f.name for f in fields(Limits) if f.name != "values" and f.name in value):
+        conv.structure(value[name], hints[name])
+    return Limits.from_dict(value)
 
 
 converter = _converter()

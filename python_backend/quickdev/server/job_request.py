@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from quickdev.options import DEFAULT_STEP_SECONDS
+from quickdev.rundir import option_table
+from quickdev.rundir.option_table import Value
 from quickdev.rundir.retention import RETENTION, Retention
 
 Mode = Literal["run", "profile", "debug"]
@@ -26,11 +27,10 @@ class JobRequest:
     runs_dir: Path
     interpreter: str
     args: list[str] = field(default_factory=list)
-    batches: int = 2
+    # The option table's limits the job is given (by name); the others take their defaults.
+    limits: dict[str, Value] = field(default_factory=dict)
     # Variables the user gave (launch configuration env/envFile): over the server's own.
     env: dict[str, str] = field(default_factory=dict)
-    max_steps: int | None = None
-    timeout_s: float | None = None
     device: Literal["auto", "cpu"] | None = None
     nproc: int | None = None
     keep_outputs: bool = False
@@ -40,15 +40,16 @@ class JobRequest:
     module: str | None = None  # run as `python -m module`; `script` is then the module's file
     # --memory-forecast DEVICE (forecast/devices.py); None: no forecast.
     memory_forecast: str | None = None
-    # --step-seconds (limits/step_cost); said only where it is not the job's default.
-    step_seconds: float = DEFAULT_STEP_SECONDS
 
 
 def job_command(request: JobRequest, run_id: str) -> list[str]:
     """``<python> -m quickdev run --run-id ID --runs-dir DIR ... SCRIPT -- ARGS`` (or ``-m
     MODULE`` for the script): quickdev's own options before the script, the script's after it."""
     command = [request.interpreter, "-m", "quickdev", "run", "--run-id", run_id]
-    command += ["--runs-dir", str(request.runs_dir), "--batches", str(request.batches)]
+    command += ["--runs-dir", str(request.runs_dir)]
+    for limit in option_table.LIMITS:
+        if limit.name in request.limits:
+            command += [limit.flag, str(request.limits[limit.name])]
     if request.keep_outputs:
         command.append("--keep-outputs")
     if not request.record_shapes:
@@ -58,10 +59,6 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
         command += ["--runs-max-size-mb", str(request.retention.max_size_mb)]
     if request.mode == "profile":
         command.append("--profile")
-    if request.max_steps is not None:
-        command += ["--max-steps", str(request.max_steps)]
-    if request.timeout_s is not None:
-        command += ["--timeout", str(request.timeout_s)]
     if request.device is not None:
         command += ["--device", request.device]
     if request.nproc is not None and request.nproc > 1:
@@ -70,9 +67,6 @@ def job_command(request: JobRequest, run_id: str) -> list[str]:
         command.append(f"--memory-forecast={request.memory_forecast}")
     if request.find_nonfinite:
         command.append("--find-nonfinite")
-    if request.step_seconds != DEFAULT_STEP_SECONDS and request.mode != "debug":
-        # A debug job keeps the script's batch sizes: the setting is not an ask for one.
-        command += ["--step-seconds", f"{request.step_seconds:g}"]
     if request.mode == "debug":
         command += ["--listen", "127.0.0.1:0", "--wait-for-client"]
     target = ["-m", request.module] if request.module else [str(request.script)]

@@ -9,12 +9,14 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from quickdev.analysis import analyze_file
 from quickdev.analysis.knobs import suggested_args
 from quickdev.analysis.module_files import module_file
 from quickdev.forecast.devices import AUTO, DeviceSpecError, parse_devices
+from quickdev.rundir import option_table
+from quickdev.rundir.option_table import BATCHES, MAX_STEPS, TIMEOUT, Value
 from quickdev.rundir.retention import Retention
 from quickdev.server.app import QuickdevServer
 from quickdev.server.commands import CommandError, problem, register
@@ -29,6 +31,14 @@ ATTACH_TIMEOUT_S = 120.0
 _TORCH_PROBE = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('torch') else 3)"
 # Interpreters found to have torch: asked once per server.
 INTERPRETERS_WITH_TORCH = Key("interpreters_with_torch", set)
+
+
+def _limit_argument(name: str) -> Any:
+    """The field of a startJob argument that is a limit of the option table
+    (rundir/option_table.py): its bound and words come from there."""
+    limit = option_table.BY_NAME[name]
+    assert limit.launch is not None
+    return field(default=None, metadata=problem(limit.problem(limit.launch)))
 
 
 def setup(server: QuickdevServer) -> None:
@@ -54,21 +64,15 @@ class StartJob:
     args: list[str] | None = field(
         default=None, metadata=problem('"args" must be a list of strings')
     )
-    batches: int | None = field(
-        default=None, metadata=problem('"batches" must be a whole number ≥ 1, got {value!r}')
-    )
+    batches: int | None = _limit_argument(BATCHES)
     env: dict[str, str] | None = field(
         default=None, metadata=problem('"env" must be an object of strings, got {value!r}')
     )
     python: str | None = field(
         default=None, metadata=problem('"python" must be an interpreter path, got {value!r}')
     )
-    maxSteps: int | None = field(
-        default=None, metadata=problem('"maxSteps" must be a whole number ≥ 1, got {value!r}')
-    )
-    timeout: float | None = field(
-        default=None, metadata=problem('"timeout" must be seconds > 0, got {value!r}')
-    )
+    maxSteps: int | None = _limit_argument(MAX_STEPS)
+    timeout: float | None = _limit_argument(TIMEOUT)
     device: Literal["auto", "cpu"] | None = field(
         default=None, metadata=problem('"device" must be "auto" or "cpu", got {value!r}')
     )
@@ -114,14 +118,9 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
     cwd = Path(start.cwd or module_cwd or folder)
     if not cwd.is_dir():
         raise CommandError(f'working directory {cwd} does not exist; fix "cwd"')
-    batches = settings.batches if start.batches is None else start.batches
-    if batches < 1:
-        raise CommandError(f'"batches" must be a whole number ≥ 1, got {batches!r}')
-    for name, value in (("maxSteps", start.maxSteps), ("nproc", start.nproc)):
-        if value is not None and value < 1:
-            raise CommandError(f'"{name}" must be a whole number ≥ 1, got {value!r}')
-    if start.timeout is not None and start.timeout <= 0:
-        raise CommandError(f'"timeout" must be seconds > 0, got {start.timeout!r}')
+    limits = _limits(start, settings, mode)
+    if start.nproc is not None and start.nproc < 1:
+        raise CommandError(f'"nproc" must be a whole number ≥ 1, got {start.nproc!r}')
     args = start.args
     if args is None:
         # The job keeps the promises (one epoch, budgets) itself, as from a terminal; only
@@ -138,19 +137,35 @@ async def _job_request(ls: QuickdevServer, start: StartJob) -> JobRequest:
         runs_dir=ls.runs_dir_for(folder),
         interpreter=start.python or settings.python or sys.executable,
         args=list(args),
-        batches=batches,
+        limits=limits,
         env=dict(start.env or {}),
-        max_steps=start.maxSteps,
-        timeout_s=start.timeout,
         device=start.device,
         nproc=start.nproc,
         find_nonfinite=bool(start.findNonfinite),
         keep_outputs=settings.keep_outputs,
-        step_seconds=settings.step_seconds,
         record_shapes=settings.tensor_shapes,
         retention=Retention(settings.runs_keep, settings.runs_max_size_mb),
         memory_forecast=_memory_forecast(start.memoryForecast, settings),
     )
+
+
+def _limits(start: StartJob, settings: Settings, mode: Mode) -> dict[str, Value]:
+    """The option table's limits the job is given: the argument's, else the setting's; each
+    checked against its bound (a setting was checked when it was read). A setting left at
+    its default asks for nothing: the job's own rules decide, as from a terminal (no
+    step-cost bound for the NaN hunt); nor does a setting a debug job does not take."""
+    limits: dict[str, Value] = {}
+    for limit in option_table.LIMITS:
+        value = getattr(start, limit.launch) if limit.launch else None
+        if value is not None and not limit.accepts(value):
+            raise CommandError(limit.problem(str(limit.launch)).format(value=value))
+        if value is None and limit.setting and (limit.debug_setting or mode != "debug"):
+            value = getattr(settings, limit.name)
+            if value == limit.default:
+                value = None
+        if value is not None:
+            limits[limit.name] = value
+    return limits
 
 
 def _memory_forecast(asked: str | None, settings: Settings) -> str | None:

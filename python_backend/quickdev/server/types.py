@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from quickdev.forecast.devices import DEFAULT_SIZES_GB, DeviceSpecError, parse_devices
-from quickdev.options import DEFAULT_BATCHES, DEFAULT_STEP_SECONDS
+from quickdev.rundir import option_table
 from quickdev.rundir.layout import DEFAULT_RUNS_DIR
+from quickdev.rundir.option_table import BATCHES, STEP_SECONDS
 from quickdev.rundir.result import ErrorInfo
 from quickdev.rundir.retention import RETENTION
 from quickdev.server.documents import DocumentAnalyses
@@ -32,6 +33,21 @@ def _setting(
     return {"key": key, "problem": problem, "valid": valid}
 
 
+def _limit_setting(name: str) -> Any:
+    """The field of a setting that is a limit of the option table (rundir/option_table.py):
+    its client name, default, bound and words come from there."""
+    limit = option_table.BY_NAME[name]
+    assert limit.setting is not None and limit.default is not None
+    return field(
+        default=limit.default,
+        metadata=_setting(
+            f"must be {limit.bound()}, got {{value!r}}; using {limit.default:g}",
+            key=None if limit.setting == name else limit.setting,
+            valid=limit.accepts,
+        ),
+    )
+
+
 @dataclass(frozen=True)
 class Settings:
     # Interpreter for jobs; None: the server's own.
@@ -39,13 +55,7 @@ class Settings:
         default=None,
         metadata=_setting("must be a path to a Python interpreter; using the server's own"),
     )
-    batches: int = field(
-        default=DEFAULT_BATCHES,
-        metadata=_setting(
-            f"must be a whole number ≥ 1, got {{value!r}}; using {DEFAULT_BATCHES}",
-            valid=lambda n: n >= 1,
-        ),
-    )
+    batches: int = _limit_setting(BATCHES)
     # 0: the script's own batch size; else passed to its --batch-size-like option.
     batch_size: int = field(
         default=0,
@@ -57,14 +67,7 @@ class Settings:
     )
     # A DataLoader's full-size step estimated above this many seconds computes at a smaller
     # batch (limits/step_cost); 0: never. Debug jobs keep the script's sizes.
-    step_seconds: float = field(
-        default=DEFAULT_STEP_SECONDS,
-        metadata=_setting(
-            f"must be seconds ≥ 0, got {{value!r}}; using {DEFAULT_STEP_SECONDS:g}",
-            key="stepSeconds",
-            valid=lambda n: n >= 0,
-        ),
-    )
+    step_seconds: float = _limit_setting(STEP_SECONDS)
     # Relative paths are under each workspace folder.
     runs_dir: str = field(
         default=str(DEFAULT_RUNS_DIR),

@@ -24,7 +24,9 @@ class Job:
 
     def __init__(self, **budgets: float) -> None:
         self.tables = LoopTables()
-        self.recorder = Recorder(EventHub(), make_budget(**budgets), LoopEnder(self.tables))
+        budget = make_budget(**budgets)
+        budget.loops = LoopEnder(self.tables)
+        self.recorder = Recorder(EventHub(), budget)
 
     def step(self) -> None:
         self.recorder.step_taken(self.recorder.train_step())
@@ -39,7 +41,8 @@ class Job:
 
     def ended(self) -> list[tuple[int, str, str, int, int]]:
         self.recorder.end()
-        return [(e.line, e.role, e.budget, e.count, e.times) for e in self.recorder.loops.ended]
+        ended = self.recorder.budget.loops.ended
+        return [(e.line, e.role, e.budget, e.count, e.times) for e in ended]
 
 
 def test_a_training_loop_ends_after_its_steps_and_the_script_goes_on() -> None:
@@ -211,4 +214,4 @@ def test_the_ended_loops_name_the_users_file() -> None:
     job = Job(loop_steps=1)
     job.run("for i in range(3):\n    step()\n")
     job.recorder.end()
-    assert [e.file for e in job.recorder.loops.ended] == [FILE]
+    assert [e.file for e in job.recorder.budget.loops.ended] == [FILE]

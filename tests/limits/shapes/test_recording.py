@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from quickdev.limits.shapes.observe import MAX_VALUES, PASSES
-from quickdev.options import DEFAULT_EVAL_FORWARDS
+from quickdev.rundir.option_table import BY_NAME, EVAL_FORWARDS
 from quickdev.rundir.shapes import LOOKS_STOPPED, NameRecord, ShapesRecord, read_shapes, shape_text
 from quickdev.server.shape_words import hint_label
 
@@ -175,7 +175,7 @@ def test_mingpt_keeps_every_length_generate_ran_and_every_parameter_shape_of_a_l
     assert "C.model.model_type = 'gpt-nano'" in text and "C.trainer.batch_size = 8" in text
     layers, heads, width, block, batch = 3, 3, 48, 32, 8
     context = len("O God, O God!")
-    forwards = DEFAULT_EVAL_FORWARDS  # generate() asks 500; the evaluation budget ends it
+    forwards = BY_NAME[EVAL_FORWARDS].default  # generate() asks 500; the evaluation budget ends it
     lengths = list(range(context, context + forwards))
     _, files = recorded(run)
     model = files["model.py"]
@@ -290,5 +290,5 @@ def test_what_a_librarys_loop_ended_by_a_budget_returned_is_marked_cut(
     assert (seen.cut.line, seen.cut.budget, seen.cut.count) == (
         model_line(library, "for t in tqdm("),
         "eval_forwards",
-        DEFAULT_EVAL_FORWARDS,
+        BY_NAME[EVAL_FORWARDS].default,
     )

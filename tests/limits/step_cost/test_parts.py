@@ -17,8 +17,9 @@ from quickdev.limits.step_cost import estimate, smaller, speed
 from quickdev.limits.step_cost.fake_values import FakeValues, fake_limitation, real_retry
 from quickdev.limits.step_cost.flops import FlopCount
 from quickdev.limits.step_cost.hand_made import knob_advice
-from quickdev.options import DEFAULT_STEP_SECONDS, RunOptions, step_cost_bound
+from quickdev.options import RunOptions, step_cost_bound
 from quickdev.rundir.changes import changes
+from quickdev.rundir.option_table import BY_NAME, STEP_SECONDS
 from quickdev.rundir.result import JobResult, LoaderStats
 from quickdev.rundir.step_cost import StepCost
 from torch import nn
@@ -222,15 +223,18 @@ def test_a_module_level_batch_size_is_the_knob_of_hand_made_batches(tmp_path: Pa
 @pytest.mark.parametrize(
     ("options", "bound"),
     [
-        (RunOptions(script="t.py"), DEFAULT_STEP_SECONDS),
+        (RunOptions(script="t.py"), BY_NAME[STEP_SECONDS].default),
         (RunOptions(script="t.py", full_batch=True), None),
-        (RunOptions(script="t.py", step_seconds=2.0, full_batch=True), None),
-        (RunOptions(script="t.py", step_seconds=0.0), None),
+        (RunOptions(script="t.py", limits={STEP_SECONDS: 2.0}, full_batch=True), None),
+        (RunOptions(script="t.py", limits={STEP_SECONDS: 0.0}), None),
         (RunOptions(script="t.py", listen=("127.0.0.1", 0)), None),  # a debug job: as written
-        (RunOptions(script="t.py", listen=("127.0.0.1", 0), step_seconds=3.0), 3.0),  # asked
+        (
+            RunOptions(script="t.py", listen=("127.0.0.1", 0), limits={STEP_SECONDS: 3.0}),
+            3.0,
+        ),  # asked
         (RunOptions(script="t.py", find_nonfinite=True), None),
         (RunOptions(script="t.py", no_limits=True), None),
-        (RunOptions(script="t.py", nproc=2, step_seconds=3.0), None),
+        (RunOptions(script="t.py", nproc=2, limits={STEP_SECONDS: 3.0}), None),
     ],
 )
 def test_which_jobs_compute_smaller_batches(options: RunOptions, bound: float | None) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from quickdev.events import EventHub
 from quickdev.job import output_tee
 from quickdev.job.failure import describe
-from quickdev.job.recorded import copy_recorded, initial_limits, settle_verdict
+from quickdev.job.recorded import copy_recorded, settle_verdict
 from quickdev.limits.budget import NONFINITE, TIMEOUT, Budget, StopJob
 from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.recorder import Recorder
@@ -52,7 +52,7 @@ class ChildJob:
             script=script,
             cwd=os.getcwd(),
             started=iso_utc(),
-            limits=initial_limits(options),
+            limits=budget.result_limits(options),
             keep_outputs=options.keep_outputs,
             run_dir=str(self.dir),
         )

@@ -7,7 +7,6 @@ and a child that is no worker must not pay for importing the options or the limi
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,15 +37,14 @@ class Setup:
                 "run_dir": str(self.run_dir),
                 "options": options_to_json(self.options),
                 "script": self.script,
-                "budgets": dataclasses.asdict(budget.budgets()),
-                "deadline": budget.deadline,  # time.monotonic(): one clock for all processes
+                "budget": budget.to_dict(),
             }
         )
 
     @classmethod
     def from_json(cls, text: str) -> tuple[Setup, Budget]:
         from quickdev.limits.budget import Budget
-        from quickdev.options import Budgets, options_from_json
+        from quickdev.options import options_from_json
 
         data = json.loads(text)
         setup = cls(
@@ -54,7 +52,4 @@ class Setup:
             options=options_from_json(data["options"]),
             script=str(data.get("script", "")),
         )
-        budget = Budget(Budgets(**data["budgets"]))
-        deadline = data.get("deadline")
-        budget.deadline = float(deadline) if deadline is not None else None
-        return setup, budget
+        return setup, Budget.from_dict(data["budget"])

@@ -33,7 +33,6 @@ What that means for the corners of the language:
 
 from __future__ import annotations
 
-from quickdev.limits.budget import Budget
 from quickdev.limits.loops.ending import LoopEnder
 from quickdev.limits.loops.table import LoopTables
 from quickdev.limits.loops.transform import LoopExits
@@ -41,10 +40,10 @@ from quickdev.limits.loops.transform import LoopExits
 __all__ = ["LoopEnder", "LoopExits", "LoopTables", "install"]
 
 
-def install(budget: Budget) -> tuple[LoopEnder, LoopExits | None]:
-    """The loop ender the recorder reports budgets to, and the transform that gives the
-    user's loops their exits (None when no budget ends loops: they run as written). The
-    transform is compiled in by the job's one rewriter (``quickdev.limits.job_rewriter``)."""
+def install(ends_loops: bool) -> tuple[LoopEnder, LoopExits | None]:
+    """The loop ender the budget ends loops with, and the transform that gives the user's
+    loops their exits (None when no budget ends loops: they run as written). The transform
+    is compiled in by the job's one rewriter (``quickdev.limits.job_rewriter``)."""
     tables = LoopTables()
     ender = LoopEnder(tables)
-    return ender, LoopExits(tables) if budget.ends_loops() else None
+    return ender, LoopExits(tables) if ends_loops else None

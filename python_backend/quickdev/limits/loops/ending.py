@@ -24,7 +24,6 @@ import sys
 from collections.abc import Callable
 from types import FrameType
 
-from quickdev.limits.budget import EVAL_FORWARDS, MAX_STEPS, TRAIN_PASSES, StopJob
 from quickdev.limits.loops import library
 from quickdev.limits.loops.marks import (
     Marks,
@@ -35,7 +34,8 @@ from quickdev.limits.loops.marks import (
     stack_ids,
 )
 from quickdev.limits.loops.table import Loop, LoopTables
-from quickdev.limits.work_clock import busy_seconds
+from quickdev.limits.stop import StopJob
+from quickdev.rundir.option_table import EVAL_FORWARDS, MAX_STEPS, TRAIN_PASSES
 from quickdev.rundir.result import EndedLoop
 from quickdev.rundir.shapes import Cut
 
@@ -50,8 +50,6 @@ class LoopEnder:
         self.tables = tables
         self.marks = Marks()
         self._steps_ended: dict[str, int] = {}  # a step budget's count when it last ended loops
-        self._eval_base = 0  # forwards in a row counted when eval_forwards last ended one
-        self._eval_started = 0.0  # when the forwards since then began
         # An evaluation loop -> the frame it last ended in, while that frame runs: dropped
         # at the first refresh after it returned, not to keep the user's objects alive.
         self._eval_ended_in: dict[tuple[str, int], FrameType] = {}
@@ -137,68 +135,60 @@ class LoopEnder:
     # --- evaluation forwards ---------------------------------------------------------
 
     def evaluation_forward(
-        self, in_a_row: int, limit: int, seconds: float | None = None, at_least: int = 1
-    ) -> None:
-        """Before an evaluation forward; ``in_a_row`` counts it. Ends the evaluation loop
-        at ``limit`` forwards since the last one ended; raises where it cannot. With
-        ``seconds``, a loop that ran that long (and ``at_least`` forwards) is ended too,
-        where it can be: one that cannot goes on to ``limit``. Seconds of work, as they
-        would pass on this machine unloaded (``busy_seconds``): the same script's loop ends
-        at the same forward on a busy machine as on a quiet one."""
-        if in_a_row <= self._eval_base:
-            self._eval_base = 0  # a step or a DataLoader batch came between: counting anew
-        since = in_a_row - self._eval_base
-        if since == 1:
-            self._eval_started = busy_seconds()
+        self, in_a_row: int, since: int, limit: int, seconds_spent: bool = False
+    ) -> bool:
+        """Before an evaluation forward; ``in_a_row`` counts it, and ``since`` the forwards
+        since the last evaluation loop ended (the budget counts both). Ends the evaluation
+        loop at ``limit`` forwards since the last one ended, and says so (True); raises where
+        it cannot. ``seconds_spent``: the loop has run its seconds (the budget times it), so
+        it is ended now where it can be; one that cannot goes on to ``limit``."""
         if in_a_row > EVAL_OVERRUN * limit:
             raise StopJob(EVAL_FORWARDS)
-        if (
-            seconds is not None
-            and since >= at_least
-            and busy_seconds() - self._eval_started > seconds
-        ):
+        if seconds_spent:
             limit = min(limit, since)  # its seconds are spent: as if its count were
         self._refresh()
         waiting = self.library.armed is not None or any(
             m.ended.budget == EVAL_FORWARDS for m in self.marks.pending
         )
         if since < limit and not waiting:
-            return
+            return False
         around = library.innermost(sys._getframe(1), self.tables.has_file)
-        if around is not None and self._library_forward(*around, since, limit, in_a_row):
-            return
+        if around is not None:
+            ended = self._library_forward(*around, since, limit)
+            if ended is not None:
+                return ended
         found = _loops_here(self.tables)
         if not found:
             if since > limit:
                 raise StopJob(EVAL_FORWARDS)  # the forward after the last one allowed
-            return
+            return False
         inner = found[0]
         loop = inner.loops[0]
         if self.marks.find(inner.frame, loop) is not None:
             if since > limit:
                 raise StopJob(EVAL_FORWARDS)  # told to end, and it went on
-            return
+            return False
         if since < limit:
-            return
-        self._eval_base = in_a_row
+            return False
         role = _evaluation_role(inner.frame.f_code.co_name)
         first = self._mark(inner, loop, role, EVAL_FORWARDS, since, "forwards")
         if self._eval_ended_in.get(_eval_key(inner.frame, loop)) is inner.frame:
             self._end_around(found, EVAL_FORWARDS, since, first)
+        return True
 
     def _library_forward(
-        self, frame: FrameType, loop: library.LibraryLoop, since: int, limit: int, in_a_row: int
-    ) -> bool:
+        self, frame: FrameType, loop: library.LibraryLoop, since: int, limit: int
+    ) -> bool | None:
         """An evaluation forward inside a library's loop (diffusion sampling, a
-        ``generate()``): ends that loop at its head after ``limit`` forwards. False where it
-        cannot: the user's loops are then ended, or the script stopped, as for any code
-        the job cannot end."""
+        ``generate()``): ends that loop at its head after ``limit`` forwards (True), or lets
+        it go on within the budget (False). None where it cannot: the user's loops are then
+        ended, or the script stopped, as for any code the job cannot end."""
         armed = self.library.armed
         if armed is not None:
             # Told to end and not yet at its head: within the budget it finishes the round.
-            return armed == (id(frame), loop) and since <= limit
+            return False if armed == (id(frame), loop) and since <= limit else None
         if since < limit:
-            return True
+            return False
         ended = EndedLoop(
             loop.file,
             loop.line,
@@ -222,12 +212,11 @@ class LoopEnder:
                 self._eval_ended_in[key] = users[0].frame
 
         if not self.library.end(frame, loop, jumped):
-            return False
+            return None
         if self.on_end is not None:  # what the user's code makes of what the loop returns
             self.on_end(
                 frame, loop.line, Cut(loop.file, loop.line, EVAL_FORWARDS, since, "forwards")
             )
-        self._eval_base = in_a_row
         return True
 
     def _end_around(self, found: list[Place], budget: str, count: int, first: str) -> None:
