@@ -113,6 +113,18 @@ def test_installed_packages_are_left_out_by_name(tmp_path: Path) -> None:
     assert named(taken, root) == []
 
 
+def test_bytecode_an_import_writes_during_the_job_is_not_named(tmp_path: Path) -> None:
+    """Any import writes ``__pycache__`` (Quickdev's own processes too, where the project
+    holds its source: a fresh clone's ``make demo`` named 16 .pyc files as not put back);
+    the person's own edit beside it is still named."""
+    root = project(tmp_path / "project")
+    taken = take(root, root / ".quickdev" / "runs")
+    (root / "src" / "__pycache__").mkdir()
+    (root / "src" / "__pycache__" / "model.cpython-311.pyc").write_bytes(b"\0" * 16)
+    (root / "config.yaml").write_text("lr: 0.2\n")
+    assert named(taken, root) == [("config.yaml", "changed")]
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_what_git_ignores_is_left_out_in_a_git_folder(tmp_path: Path) -> None:
     root = project(tmp_path / "project")
