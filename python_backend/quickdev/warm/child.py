@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from quickdev.limits.journal.interposer import TRIED_ENV
 from quickdev.options import WarmStart
 from quickdev.processes import PACKAGE_DIR
 from quickdev.warm.protocol import Fork
@@ -56,8 +57,17 @@ def become_job(
         with contextlib.suppress(OSError, ValueError, TypeError):
             signal.signal(sig, handler)
     os.chdir(request.cwd)
+    interposer = os.environ.get(TRIED_ENV)
     os.environ.clear()
     os.environ.update(request.env)
+    if interposer is not None:
+        # The warm process has tried the file interposer (and has it, where there is one):
+        # the job must not restart for it, which would undo the warm start, and the
+        # processes the job starts get the library too.
+        os.environ[TRIED_ENV] = interposer
+        if interposer:
+            preloads = os.environ.get("LD_PRELOAD", "").split(":")
+            os.environ["LD_PRELOAD"] = ":".join([interposer, *filter(None, preloads)])
     argv = [str(arg) for arg in request.argv]
     main = str(PACKAGE_DIR / "__main__.py")
     sys.argv = [main, *argv]
