@@ -24,6 +24,7 @@ import errno
 import json
 import os
 import selectors
+import signal
 import socket
 import struct
 import sys
@@ -202,6 +203,10 @@ def _say(line: str) -> None:
 
 
 def main(listen_fd: int, control_fd: int) -> None:
+    # A terminal's Ctrl+C reaches every process in its group: the job ends its script and
+    # puts the files back, and its processes may change files until then. This process
+    # ends when the job's end of ``control`` closes, however the job ends.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
     listener = socket.socket(fileno=listen_fd)
     settings = b""

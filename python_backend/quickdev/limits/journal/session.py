@@ -8,6 +8,7 @@ process journals its own Python calls (``hook``), the native writers it knows
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -26,6 +27,8 @@ from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE, MANIFEST_FILE
 from quickdev.threads import is_own_thread
 
 LATE_THREAD_GRACE_S = 5.0
+
+log = logging.getLogger(__name__)
 
 
 class JournalSession:
@@ -65,7 +68,12 @@ class JournalSession:
         late = self._wait_for_threads()
         self.journal.close({t.ident: t.name for t in late if t.ident is not None})
         if self.service is not None:
-            self.service.close({t.native_id: t.name for t in late if t.native_id is not None})
+            try:
+                self.service.close({t.native_id: t.name for t in late if t.native_id is not None})
+            except OSError as exc:
+                # Gone (a signal to the job's whole group): the interposer refuses every
+                # change nobody answers, so nothing changes unkept; the restore goes on.
+                log.warning("file journal: its process ended before the job (%s)", exc)
         if self.watcher is not None:
             self.watcher.stop()
         with self.claims.locked():
