@@ -29,7 +29,8 @@ interposer cannot be built or loaded, the Python-level journal stands in (``hook
 Modules: ``session`` (one job's journal, start to end), ``scope`` (which paths count),
 ``records`` (the log), ``backup`` (putting originals aside, on any file system),
 ``journal`` (first touch of each path), ``claims`` (two jobs, one folder),
-``interpose.c``, ``interposer`` and ``service`` (every process's file calls), ``hook``
+``interpose.c``, ``interposer``, ``service`` and ``process`` (every process's file calls:
+the library, the journal process, the job's side of it), ``hook``
 (the audit hook), ``registry`` and ``native`` (libraries that write from native code),
 ``edits`` (the person's own edits win), ``manifest`` (the safety net: changes no journal
 saw are named), ``restore`` (putting it back), ``recover`` (after a kill), ``loggers``

@@ -10,16 +10,14 @@ one watcher (``edits``), which sees every write announced.
 
 A process of its own, not a thread of the job's: a native library calls ``open`` holding
 Python's lock, which a thread of the job's interpreter would need to answer. Started by
-``JournalProcess`` (below) with ``-I -S`` (nothing of the user's environment is imported),
-it reads its settings from the control socket, serves until the job closes the journal
-(``close``: the watcher stops; from then on only the threads still running are refused)
-and ends when the job process ends (the control socket reaches its end), however it ends.
+the job (``process``: forked at the job's start, or a new ``python -I -S``), it reads its
+settings from the control socket, serves until the job closes the journal (``close``: the
+watcher stops; from then on only the threads still running are refused) and ends when the
+job process ends (the control socket reaches its end), however it ends.
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import errno
 import json
 import os
@@ -37,16 +35,6 @@ from quickdev.limits.journal.records import JournalLog
 from quickdev.limits.journal.refusals import JournalRefused
 from quickdev.limits.journal.scope import Scope
 from quickdev.rundir.layout import JOURNAL_FILE
-
-# The journal process's start: nothing of the user's environment is imported.
-_BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from quickdev.limits.journal.service import main; main(int(sys.argv[2]), int(sys.argv[3]))"
-)
-_PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder that holds quickdev/
-
-
-_serving: list[socket.socket] = []  # held until this process ends
 
 # A request: its length, what it asks (interpose.c's OP_*), flags, pid, thread id, and the
 # lengths of its one or two paths, which follow. The answer: an errno, 0 to go on.
@@ -203,12 +191,16 @@ def _say(line: str) -> None:
 
 
 def main(listen_fd: int, control_fd: int) -> None:
+    """The journal process started as a new interpreter (``process``)."""
+    serve(socket.socket(fileno=listen_fd), socket.socket(fileno=control_fd))
+
+
+def serve(listener: socket.socket, control: socket.socket) -> None:
+    """Serve the job until it closes ``control``: its settings first, then the requests."""
     # A terminal's Ctrl+C reaches every process in its group: the job ends its script and
     # puts the files back, and its processes may change files until then. This process
     # ends when the job's end of ``control`` closes, however the job ends.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    control = socket.socket(fileno=control_fd)
-    listener = socket.socket(fileno=listen_fd)
     settings = b""
     while b"\n" not in settings:
         data = control.recv(1 << 16)
@@ -224,67 +216,3 @@ def main(listen_fd: int, control_fd: int) -> None:
     server = Server(journal, listener, control)
     server.control_text = rest  # the job may have said more already (a job that ended fast)
     server.serve()
-
-
-class JournalProcess:
-    """The job's journal process, started and activated in this process and its children."""
-
-    def __init__(self, run_dir: Path, scope: Scope) -> None:
-        # Here, not at the top: the journal process imports this module too, and starts
-        # faster without what only the job's side uses.
-        import subprocess
-
-        from quickdev.limits.journal import interposer
-
-        library = interposer.library()
-        assert library is not None
-        name = f"quickdev-journal-{os.getpid()}-{os.urandom(8).hex()}"
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind("\0" + name)  # abstract: no file, any length of run directory
-        listener.listen(128)
-        ours, theirs = socket.socketpair()
-        # Not interposed itself: it makes the changes it is asked about.
-        unset = (interposer.SOCKET_ENV, interposer.SCOPE_ENV)
-        env = {k: v for k, v in os.environ.items() if k not in unset}
-        preloads = env.get("LD_PRELOAD", "").split(":")
-        env["LD_PRELOAD"] = ":".join(p for p in preloads if Path(p).name != interposer.LIBRARY)
-        fds = (listener.fileno(), theirs.fileno())
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _BOOT, str(_PACKAGE_ROOT), *map(str, fds)],
-            pass_fds=fds, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        )  # fmt: skip
-        # Only the journal process listens: were it to die, a change would be refused at
-        # once rather than wait on a socket nobody reads.
-        listener.close()
-        theirs.close()
-        self.control = ours
-        # The journal process serves as long as this end is open: until this process ends
-        # (threads still running after the restore are refused by it), not until this
-        # object is collected; a forked child holds no end of it.
-        _serving.append(ours)
-        os.register_at_fork(after_in_child=ours.close)
-        atexit.register(self._end)
-        text = scope.to_text()
-        self.control.sendall(json.dumps({"run_dir": str(run_dir), "scope": text}).encode() + b"\n")
-        if library.quickdev_journal_activate(name.encode(), text.encode()) != 0:
-            raise OSError("the file interposer refused its settings")
-        self.environment = {interposer.SOCKET_ENV: name, interposer.SCOPE_ENV: text}
-
-    def _end(self) -> None:
-        """This process ends: so does the journal process, reaped here (its time is the
-        job's, as a benchmark counts it)."""
-        self.control.close()
-        with contextlib.suppress(Exception):
-            self.process.wait(timeout=5)
-
-    def close(self, refused: dict[int, str]) -> None:
-        """The job's code is done: from now on only ``refused`` threads (id -> name) are
-        refused, and nothing is journaled; returns once the journal process has heard it."""
-        self.control.sendall(json.dumps({"close": refused}).encode() + b"\n")
-        self.control.settimeout(60)
-        reply = b""
-        while not reply.endswith(b"\n"):
-            data = self.control.recv(64)
-            if not data:
-                raise OSError("the job's journal process ended before the job")
-            reply += data

@@ -18,10 +18,10 @@ from pathlib import Path
 from quickdev.limits.journal import children, edits, hook, interposer, manifest, native, safety
 from quickdev.limits.journal.claims import Claims
 from quickdev.limits.journal.journal import Journal
+from quickdev.limits.journal.process import JournalProcess
 from quickdev.limits.journal.records import JournalLog, read_records
 from quickdev.limits.journal.restore import Restored, restore
 from quickdev.limits.journal.scope import Scope
-from quickdev.limits.journal.service import JournalProcess
 from quickdev.limits.patching import Patcher
 from quickdev.rundir.layout import JOURNAL_DONE, JOURNAL_FILE, MANIFEST_FILE
 from quickdev.threads import is_own_thread
