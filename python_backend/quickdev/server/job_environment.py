@@ -7,6 +7,7 @@ import importlib.util
 import os
 from pathlib import Path
 
+from quickdev.limits.journal import interposer
 from quickdev.processes import DEBUGPY_PATH_ENV, PACKAGE_DIR, SERVER_PROCESS_ENV, process_token
 
 # The PYTHONPATH the editor had before it added the server's bundled libraries; set by
@@ -14,9 +15,12 @@ from quickdev.processes import DEBUGPY_PATH_ENV, PACKAGE_DIR, SERVER_PROCESS_ENV
 USER_PYTHONPATH_ENV = "QUICKDEV_USER_PYTHONPATH"
 
 
-def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+def job_environment(extra: dict[str, str] | None = None, *, journal: bool = True) -> dict[str, str]:
     """The environment of a job: the user's, their launch configuration's variables over
-    it, with only the quickdev package added.
+    it, with only the quickdev package added, and the file interposer preloaded where the
+    job keeps a journal (``journal``; not with --keep-outputs): a job started with it does
+    not restart itself for it (an exec: an interpreter's start again, 15 ms of CPU and more
+    where the environment's site-packages hold many ``.pth`` files).
 
     The server's own PYTHONPATH holds the libraries the extension bundles for it
     (pygls, attrs, typing_extensions, debugpy, ...); the user's script must import its
@@ -35,6 +39,8 @@ def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     if debugpy is not None and debugpy.origin:
         env[DEBUGPY_PATH_ENV] = str(Path(debugpy.origin).parent.parent)
     env["PYTHONUNBUFFERED"] = "1"
+    if journal:
+        env.update(interposer.preloaded(env))
     # The job ends itself when this server is gone (quickdev.job.signals).
     env[SERVER_PROCESS_ENV] = process_token(os.getpid())
     return env

@@ -67,9 +67,10 @@ class JobManager:
             ) from None
         run = Run(run_id, request, run_dir)
         command = job_command(request, run_id)
+        env = job_environment(request.env, journal=not request.keep_outputs)
         with launch_log:
             try:
-                process = self._launch(request, command, job_environment(request.env), launch_log)
+                process = self._launch(request, command, env, launch_log)
             except OSError as exc:
                 raise JobError(
                     f"cannot start {request.interpreter} ({exc.strerror or exc}); "

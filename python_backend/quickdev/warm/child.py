@@ -65,8 +65,8 @@ def become_job(
         # the job must not restart for it, which would undo the warm start, and the
         # processes the job starts get the library too.
         os.environ[TRIED_ENV] = interposer
-        if interposer:
-            preloads = os.environ.get("LD_PRELOAD", "").split(":")
+        preloads = os.environ.get("LD_PRELOAD", "").split(":")
+        if interposer and interposer not in preloads:  # the server's request may name it
             os.environ["LD_PRELOAD"] = ":".join([interposer, *filter(None, preloads)])
     argv = [str(arg) for arg in request.argv]
     main = str(PACKAGE_DIR / "__main__.py")

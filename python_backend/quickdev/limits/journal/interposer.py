@@ -26,6 +26,7 @@ from quickdev.cachedir import user_cache_folder
 TYPE_CHECKING = False  # not typing's: see below
 if TYPE_CHECKING:
     import ctypes
+    from collections.abc import Mapping
 
 # Light on purpose: imported by every job before it restarts with the library (``preload``),
 # whose time is the job's: no pathlib, no hashlib; ctypes, subprocess and shutil are
@@ -107,23 +108,34 @@ def _usable(library: str) -> Built:
 def preload() -> None:
     """Re-execute this process (a job, the warm process) with the interposer preloaded,
     once, where it can be; otherwise go on as it is. Before anything is imported or made."""
-    if TRIED_ENV in os.environ or os.environ.get(OFF_ENV) == "1":
-        return
     if sys.gettrace() is not None or "debugpy" in sys.modules or "pydevd" in sys.modules:
         return  # a debugger follows this process: an exec would lose it
-    built = build()
+    preloading = preloaded(os.environ)
+    if not preloading:
+        return  # tried already, or switched off
     os.environ[TRIED_ENV] = ""  # from here on, none of its processes tries again
-    if built.library is None:
+    if not preloading[TRIED_ENV]:
         return
-    env = dict(os.environ)
-    env["LD_PRELOAD"] = ":".join(filter(None, [built.library, env.get("LD_PRELOAD")]))
-    env[TRIED_ENV] = built.library
+    env = {**os.environ, **preloading}
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     try:
         os.execve(sys.executable, sys.orig_argv, env)
     except OSError:
         return  # this process goes on without it
+
+
+def preloaded(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables that give a process started with ``env`` the interposer from its start,
+    and mark it tried (an empty path where there is none: it does not try again); none
+    where it was tried already or is switched off. A job started so does not restart."""
+    if TRIED_ENV in env or env.get(OFF_ENV) == "1":
+        return {}
+    built = build()
+    if built.library is None:
+        return {TRIED_ENV: ""}
+    preloads = ":".join(filter(None, [built.library, env.get("LD_PRELOAD")]))
+    return {"LD_PRELOAD": preloads, TRIED_ENV: built.library}
 
 
 def library() -> ctypes.CDLL | None:
