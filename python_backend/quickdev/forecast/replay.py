@@ -22,6 +22,7 @@ import torch
 from torch import nn
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.optim import Optimizer
+from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
 
 from quickdev.forecast.cuda_choices import CudaChoices
@@ -223,7 +224,37 @@ class _Runner:
             stack.enter_context(torch.autocast(self.device.type, dtype=dtype))
         if self.cuda_choices is not None:
             stack.enter_context(self.cuda_choices)
+        if self.device.type == "cuda":
+            stack.enter_context(RecurrentWithoutCudnn())
         return stack
+
+
+# What nn.LSTM, nn.GRU and nn.RNN call (``torch._VF``), packed sequences or not.
+_RECURRENT = frozenset(
+    getattr(torch._C._VariableFunctions, name) for name in ("lstm", "gru", "rnn_tanh", "rnn_relu")
+)
+
+
+class RecurrentWithoutCudnn(TorchFunctionMode):
+    """A recurrent layer replayed on a GPU runs on torch's own CUDA kernels, not cuDNN's.
+
+    cuDNN's RNN reads its weights' addresses to find (or make) one flat weight buffer, and
+    under autocast copies them into a 16-bit one; fake tensors have no addresses, so the
+    replay failed there ("weight_buf" None, CUDNN_STATUS_BAD_PARAM). Torch's kernels keep
+    what cuDNN's reserve space keeps (each step's gates and cell state), in the same sizes.
+    """
+
+    def __torch_function__(
+        self, func: Any, types: Any, args: Any = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
+        if func not in _RECURRENT:
+            return func(*args, **(kwargs or {}))
+        enabled = torch._C._get_cudnn_enabled()
+        torch._C._set_cudnn_enabled(False)
+        try:
+            return func(*args, **(kwargs or {}))
+        finally:
+            torch._C._set_cudnn_enabled(enabled)
 
 
 @contextlib.contextmanager
