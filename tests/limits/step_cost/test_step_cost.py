@@ -20,6 +20,10 @@ import torch
 from torch.utils.data import DataLoader
 
 from tests.support.cli import QuickdevRun
+from tests.support.stand_in import cpu_stand_in
+
+# The cost of a step on this CPU: on a GPU the script's own sizes run (docs/step-cost.md).
+pytestmark = cpu_stand_in
 
 SCRIPTS = Path(__file__).parent / "scripts"
 COSTLY = ("--step-seconds", "1e-9")
