@@ -10,6 +10,7 @@ of a few million FLOPs a bound of seconds, so that the decision never depends on
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shutil
 from pathlib import Path
@@ -198,6 +199,34 @@ def test_a_cheap_step_is_never_made_smaller(run_quickdev: Any, tmp_path: Path) -
     assert again.result is not None and again.result["step_cost"] == []
     assert "kept: cheap as measured before" in _log(again)
     assert "step-cost probe" not in _log(again)
+
+
+def test_a_step_is_priced_for_the_memory_it_writes_not_only_its_flops(
+    run_quickdev: Any, tmp_path: Path
+) -> None:
+    """A large batch's activations can cost a CPU more than its arithmetic: priced at this
+    machine's measured rates, which the test sets (the cache of the measurement) so that the
+    decision does not depend on this machine: the same FLOPs, memory written slowly or fast."""
+    from quickdev.limits.step_cost import speed
+
+    decided = {}
+    for memory, rate in (("slow", 1e6), ("fast", 1e15)):
+        cache = tmp_path / memory / "cache"
+        measured = cache / "quickdev" / speed.CACHE_FILE
+        measured.parent.mkdir(parents=True)
+        rates = {"convolution": 1e10, "matmul": 1e10, "fresh_memory": rate, "reused_memory": 1e15}
+        measured.write_text(json.dumps({speed.machine_key(): rates}))
+        run = _run(
+            run_quickdev, tmp_path / memory, "activations.py", env={"XDG_CACHE_HOME": str(cache)}
+        )
+        assert run.result is not None and run.result["status"] == "passed", run.stderr
+        assert "trained on" in run.stdout
+        decided[memory] = (run.stdout.split("trained on")[1].split()[0], run.result["step_cost"])
+    trained_on, (cost,) = decided["slow"]
+    # The conv's 50 MB outputs and their gradients at 1 MB/s: minutes; its FLOPs: 0.2 s.
+    assert (cost["batch_size"], cost["computed_at"], trained_on) == (64, 2, "2")
+    assert cost["full_s"] > 100
+    assert decided["fast"] == ("64", [])
 
 
 def test_hand_made_batches_keep_their_size_and_the_advice_names_the_scripts_option(

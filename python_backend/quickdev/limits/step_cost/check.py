@@ -40,8 +40,8 @@ from quickdev.limits.own_work import own_work
 from quickdev.limits.step_cost import probe, smaller
 from quickdev.limits.step_cost.estimate import (
     SMALLEST_BATCH,
-    cache_flops,
-    cached_flops,
+    cache_work,
+    cached_work,
     certainly_cheap,
     smaller_size,
 )
@@ -170,21 +170,23 @@ class StepCostCheck:
         if certainly_cheap(self.parameters(), look, speed, on, self.bound_s):
             return self._keep(loader, first, "cheap: parameters x batch elements")
         key = json.dumps([origin, first.stats.batch_signature, self.parameters()])
-        cached = cached_flops(key)
-        if cached is not None and speed.seconds(cached, on) <= self.bound_s:
+        cached = cached_work(key)
+        if cached is not None and speed.seconds(cached[0], on, cached[1]) <= self.bound_s:
             return self._keep(loader, first, "cheap as measured before")
 
         report, in_probe = self._probe(shapes.make if shapes else first.whole, first.iterator)
         if in_probe is not None:
             return in_probe  # in the probe: the script's loop takes it from here
-        estimate = speed.seconds(report.flops, on)
+        estimate = speed.seconds(report.flops, on, report.written)
         unit = "step" if report.trained or report.outcome == probe.STEP else "evaluation batch"
         log.info(
-            "step cost: %s batch %d: %s, %d FLOPs, ≈ %.3g s on %.2f core(s); probe %.2f s%s",
+            "step cost: %s batch %d: %s, %d FLOPs, %s bytes written, ≈ %.3g s on %.2f core(s); "
+            "probe %.2f s%s",
             origin,
             full,
             report.outcome,
             sum(report.flops.values()),
+            report.written,
             estimate,
             on,
             report.seconds,
@@ -193,7 +195,7 @@ class StepCostCheck:
         if report.outcome == probe.ERROR and report.reliable:
             return self._failed(origin, full, unit, estimate, report)
         if report.complete and estimate <= self.bound_s:
-            cache_flops(key, report.flops)
+            cache_work(key, report.flops, report.written)
             return self._keep(loader, first, f"≈ {_seconds(estimate)} at full size")
         if not report.complete:
             if estimate > self.bound_s:
