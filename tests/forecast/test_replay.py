@@ -12,6 +12,7 @@ import pytest
 import torch
 from quickdev.forecast.replay import RecurrentWithoutCudnn
 from torch import nn
+from torch.utils import _pytree as pytree
 
 SEVEN_BILLION = textwrap.dedent(
     """
@@ -86,3 +87,22 @@ def test_a_recurrent_layer_is_replayed_with_cudnn_off_and_the_rest_left_as_it_is
         linear(inputs)
     assert seen == {"lstm": False, "gru": False, "linear": enabled}
     assert torch._C._get_cudnn_enabled() == enabled
+
+
+def test_in_an_autocast_region_a_recurrent_layer_is_cast_once_then_computed_without_it() -> None:
+    # Autocast would cast each weight again at every time step of torch's own kernels (a
+    # transposed view, which its cache does not keep): the replay casts once, as cuDNN does.
+    seen: list[tuple[set[torch.dtype], bool]] = []
+
+    class Seen(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if getattr(func, "__name__", "") == "lstm":
+                dtypes = {a.dtype for a in pytree.tree_leaves(args) if isinstance(a, torch.Tensor)}
+                seen.append((dtypes, torch.is_autocast_enabled("cuda")))
+            return super().__torch_function__(func, types, args, kwargs)
+
+    with RecurrentWithoutCudnn(torch.bfloat16):
+        output, _ = nn.LSTM(4, 4)(torch.zeros(3, 2, 4).as_subclass(Seen))
+    assert seen == [({torch.bfloat16}, False)]
+    assert output.dtype == torch.bfloat16
