@@ -122,6 +122,7 @@ import time
 sys.path.insert(0, sys.argv[1])
 import slow_sort
 
+print("sorting")
 # Until a second past the job's alarm: the alarm falls in a callback from native code.
 slow_sort.sort_for(signal.getitimer(signal.ITIMER_REAL)[0] + 1.0)
 print("after the sort")
@@ -136,9 +137,11 @@ def test_a_timeout_inside_a_native_callback_stops_the_script_at_its_next_line(
     # aborted the process: no result. Here a C library's callback stands in for it.
     library = library_folder(tmp_path, slow_sort=SLOW_SORT)
     script = _script(tmp_path, SORT_ACROSS_THE_TIMEOUT)
-    run = run_quickdev("--timeout", "8", str(script), "--", str(library), cwd=tmp_path)
+    # Long enough for the job's imports on a busy machine, so the alarm falls in the sort.
+    run = run_quickdev("--timeout", "20", str(script), "--", str(library), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert (run.result["status"], run.result["stop_reason"]) == ("stopped", "timeout")
+    assert "sorting" in run.stdout, "the alarm came before the script: this proves nothing"
     assert "after the sort" not in run.stdout  # stopped at that line, not before nor later
     assert "Exception ignored" not in run.stderr  # no stop dropped inside the callback
     assert "did not respond" not in run.stderr  # the job's own end, not the hard stop

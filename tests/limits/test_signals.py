@@ -14,6 +14,7 @@ from types import FrameType
 
 import pytest
 from quickdev.job.signals import JobKilled, install_kill_handlers, install_timeout_alarm
+from quickdev.limits import stop_delivery
 from quickdev.limits.budget import StopJob
 from quickdev.limits.loops.library import tracing_free
 from quickdev.limits.patching import Patcher
@@ -115,6 +116,7 @@ def test_a_timeout_inside_a_native_callback_stops_at_the_next_line_of_the_users_
     install_timeout_alarm(make_budget(max_steps=None, timeout_s=0.1), patcher)
     after_the_sort = False
     try:
+        stop_delivery.script_starting()
         with pytest.raises(StopJob) as stopped:
             library.sort_for(0.5)  # the alarm falls in the comparator, called from C
             after_the_sort = True
@@ -135,12 +137,30 @@ def test_a_timeout_during_a_librarys_import_stops_after_the_import(tmp_path: Pat
     install_timeout_alarm(make_budget(max_steps=None, timeout_s=0.1), patcher)
     module = importlib.util.module_from_spec(spec)
     try:
+        stop_delivery.script_starting()
         with pytest.raises(StopJob):
             spec.loader.exec_module(module)  # native module initialisation stands here
             time.sleep(20)
     finally:
         patcher.undo_all()
     assert module.done  # its import code ran to its end: no half-made module
+
+
+def test_a_timeout_during_the_set_up_is_raised_as_the_script_starts_with_no_trace_meanwhile(
+    tmp_path: Path,
+) -> None:
+    spec = library_module(tmp_path, "slow_import", SLOW_IMPORT)
+    patcher = Patcher()
+    install_timeout_alarm(make_budget(max_steps=None, timeout_s=0.1), patcher)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)  # the job's imports: the alarm falls here
+        assert sys.gettrace() is None  # the rest of the set-up is not slowed by a trace
+        with pytest.raises(StopJob):
+            stop_delivery.script_starting()
+    finally:
+        patcher.undo_all()
+    assert module.done
 
 
 def test_the_users_own_frames_take_the_stop_at_once() -> None:

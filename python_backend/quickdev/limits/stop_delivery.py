@@ -14,9 +14,12 @@ exceptions leave from there, so whatever called that code carries them (torch ca
 user's hook's or mode's exception back to the script). Anywhere else (a library, torch's own
 Python, an import in progress, the job's own hooks, a finalizer) it waits for the next line
 the user's code runs, through a line trace armed for that moment; a line runs only once
-every native call made from it has returned. The hard stop (``job/hard_stop.py``) stays the
-backstop for a script that never comes back to its own code. Under a debugger or another
-tracer the trace is theirs, so the stop is raised at once, as before.
+every native call made from it has returned. Before the script starts (the job's imports
+and set-up) no trace is set, which would slow that work down: the job raises the stop
+itself as the script is about to start (``script_starting``), from its own Python. The
+hard stop (``job/hard_stop.py``) stays the backstop for a script that never comes back to
+its own code. Under a debugger or another tracer the trace is theirs, so the stop is
+raised at once, as before.
 """
 
 from __future__ import annotations
@@ -37,7 +40,21 @@ def raise_where_safe(stop: BaseException, frame: FrameType | None) -> None:
         return
     if frame is None or raising_is_safe(frame) or not tracing_free():
         raise stop
-    _arm(stop, frame)
+    if _script_running:
+        _arm(stop, frame)
+    else:
+        _wait_for_the_script(stop)
+
+
+def script_starting() -> None:
+    """The job's set-up is done and the script is about to run: a stop that came during
+    the set-up is raised here; from now on one waits for the script's next line."""
+    global _script_running
+    waiting = _pending
+    disarm()
+    if waiting is not None:
+        raise waiting.stop
+    _script_running = True
 
 
 def raising_is_safe(frame: FrameType) -> bool:
@@ -75,6 +92,12 @@ class _Pending:
 
 
 _pending: _Pending | None = None
+_script_running = False  # between script_starting() and disarm()
+
+
+def _wait_for_the_script(stop: BaseException) -> None:
+    global _pending
+    _pending = _Pending(stop)
 
 
 def _arm(stop: BaseException, frame: FrameType) -> None:
@@ -93,8 +116,9 @@ def _arm(stop: BaseException, frame: FrameType) -> None:
 
 def disarm() -> None:
     """No stop waits any more (it was raised, or the script's call returned first)."""
-    global _pending
+    global _pending, _script_running
     pending, _pending = _pending, None
+    _script_running = False
     if pending is None:
         return
     if sys.gettrace() == pending.on_call:

@@ -76,6 +76,7 @@ class ChildJob:
         pass (exit status 0); anything else goes on to multiprocessing as it would."""
         result = self.result
         try:
+            stop_delivery.script_starting()
             run()
             result.status, result.stop_reason = "passed", "completed"
         except StopJob as stop:
