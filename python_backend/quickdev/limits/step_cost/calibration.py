@@ -4,14 +4,15 @@ The estimate counts what fake tensors show (FLOPs, the bytes of new tensors) at 
 measured on small operators, and misses what they do not: an operator slower on this
 model's shapes than on the measured ones (a convolution of three input channels runs at a
 fifth of the measured rate), what an operator reads, the script's own work around the
-step. So the first real training step of a loader whose step was estimated is timed, from
-its batch handed to the script to the end of its optimizer step (a closure optimizer's
-forward and backward run inside it), on the work clock; where it took longer than
-estimated, the loaders decided after it scale their estimates by as much. A small
-convolutional network at batch 1024 (the benchmarks' LightningModule): its training step at
-128 was estimated at 1.13 s and took 1.72 s, so its evaluation batch's 3.99 s read 6.05 s
-(it takes 5.5 s), above the bound of 5, and computed smaller too; counted alone, it was kept
-and took 11 of the job's 20 s.
+step. So the first real training step of a loader whose step was estimated is timed on the
+work clock, from its batch handed to the script to the end of its first backward (the span
+the probe counted: a micro-step of gradient accumulation, a closure optimizer's forward and
+backward inside its step), or of its optimizer step where no ``Tensor.backward`` ran
+(``torch.autograd.backward``); where it took longer than estimated, the loaders decided
+after it scale their estimates by as much. A small convolutional network at batch 1024 (the
+benchmarks' LightningModule): its training step at 128 was estimated at 1.13 s and took
+1.72 s, so its evaluation batch's 3.99 s read 6.05 s (it takes 5.5 s), above the bound of 5,
+and computed smaller too; counted alone, it was kept and took 11 of the job's 20 s.
 
 Only upwards (the estimate is a floor), at most ``MAX_SCALE``, and only from a step long
 enough that its fixed costs (Python around the step, first-call set-ups) do not decide it.
@@ -21,7 +22,9 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
+import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from quickdev.limits.patching import Patcher
@@ -46,6 +49,16 @@ class Calibration:
         self._measured = False
         handle = register_optimizer_step_post_hook(lambda *args: self._stepped())
         patcher.on_undo(handle.remove)
+        original_backward = torch.Tensor.backward
+
+        def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
+            finally:
+                self._stepped()
+
+        backward.__doc__ = original_backward.__doc__
+        patcher.set(torch.Tensor, "backward", backward)
 
     def time_next_step(self, expected_s: float) -> None:
         """A loader hands the script the first batch of a step estimated at ``expected_s``:
