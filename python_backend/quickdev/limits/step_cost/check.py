@@ -38,6 +38,7 @@ from torch.utils.data import DataLoader
 from quickdev import problems
 from quickdev.limits.own_work import own_work
 from quickdev.limits.step_cost import probe, smaller
+from quickdev.limits.step_cost.calibration import Calibration
 from quickdev.limits.step_cost.estimate import (
     SMALLEST_BATCH,
     cache_work,
@@ -83,6 +84,7 @@ class StepCostCheck:
         adopt_record: Callable[[bytes | None], None],
         quiet: Callable[[], None],
         signature: Callable[[Any], str],
+        calibration: Calibration,
         speed: Callable[[], Speed] = measured_speed,
     ) -> None:
         self.bound_s = bound_s
@@ -94,6 +96,7 @@ class StepCostCheck:
         self.quiet = quiet
         self.signature = signature  # the loaders' batch_signature
         self.speed = speed
+        self.calibration = calibration  # the job's first real step against its estimate
         self.pid = os.getpid()
         # Given an exception: its ErrorInfo and its traceback as Python prints it (the
         # job's describe and user_traceback, handed over by the job: limits cannot
@@ -170,17 +173,19 @@ class StepCostCheck:
         if certainly_cheap(self.parameters(), look, speed, on, self.bound_s):
             return self._keep(loader, first, "cheap: parameters x batch elements")
         key = json.dumps([origin, first.stats.batch_signature, self.parameters()])
+        scale = self.calibration.scale
         cached = cached_work(key)
-        if cached is not None and speed.seconds(cached[0], on, cached[1]) <= self.bound_s:
+        if cached is not None and speed.seconds(cached[0], on, cached[1]) * scale <= self.bound_s:
             return self._keep(loader, first, "cheap as measured before")
 
         report, in_probe = self._probe(shapes.make if shapes else first.whole, first.iterator)
         if in_probe is not None:
             return in_probe  # in the probe: the script's loop takes it from here
-        estimate = speed.seconds(report.flops, on, report.written)
+        counted = speed.seconds(report.flops, on, report.written)
+        estimate = counted * scale
         unit = "step" if report.trained or report.outcome == probe.STEP else "evaluation batch"
         log.info(
-            "step cost: %s batch %d: %s, %d FLOPs, %s bytes written, ≈ %.3g s on %.2f core(s); "
+            "step cost: %s batch %d: %s, %d FLOPs, %s bytes written, ≈ %.3g s on %.2f core(s)%s; "
             "probe %.2f s%s",
             origin,
             full,
@@ -189,6 +194,9 @@ class StepCostCheck:
             report.written,
             estimate,
             on,
+            f" ({counted:.3g} s counted x {scale:.2f} as the job's first step showed)"
+            if scale != 1
+            else "",
             report.seconds,
             f" ({report.why})" if report.why else "",
         )
@@ -196,6 +204,8 @@ class StepCostCheck:
             return self._failed(origin, full, unit, estimate, report)
         if report.complete and estimate <= self.bound_s:
             cache_work(key, report.flops, report.written)
+            if report.trained:
+                self.calibration.time_next_step(estimate)
             return self._keep(loader, first, f"≈ {_seconds(estimate)} at full size")
         if not report.complete:
             if estimate > self.bound_s:
@@ -218,6 +228,8 @@ class StepCostCheck:
         _decide(loader, keep)
         if report.trained:
             self.adopt_record(report.step_record)
+        if check.trained:
+            self.calibration.time_next_step(speed.seconds(check.flops, on, check.written) * scale)
         checked = (
             "shapes, dtypes, devices and memory" if self.memory else "shapes, dtypes and devices"
         )
