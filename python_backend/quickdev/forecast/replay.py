@@ -241,11 +241,12 @@ class RecurrentWithoutCudnn(TorchFunctionMode):
     cuDNN's RNN reads its weights' addresses to find (or make) one flat weight buffer, and
     under autocast copies them into a 16-bit one; fake tensors have no addresses, so the
     replay failed there ("weight_buf" None, CUDNN_STATUS_BAD_PARAM). Torch's kernels keep
-    what cuDNN's reserve space keeps (each step's gates and cell state), in the same sizes.
-    In an autocast region (``dtype``) the weights, input and state are cast once, as cuDNN's
-    autocast does, then computed without autocast: it would cast each weight again at
-    every time step (a view of it, which its cache does not keep), 474 MB for an LSTM of
-    2 x 650 over 35 steps where cuDNN holds one 16-bit copy.
+    each step's gates and cell state, as cuDNN's reserve space does; cuDNN's own buffers are
+    not counted (docs/forecast.md). In an autocast region (``dtype``) the weights, input and
+    state are cast once, as cuDNN's autocast does, then computed without autocast, which
+    would cast each weight again at every time step (a transposed view, which its cache
+    does not keep): an LSTM of 2 x 650 over 35 steps was forecast 1,020 MiB on an H200
+    that allocated 645.
     """
 
     def __init__(self, dtype: torch.dtype | None = None) -> None:
