@@ -14,6 +14,8 @@ from quickdev.forecast.devices import (
 from quickdev.forecast.forecast import capacities
 from quickdev.rundir.memory import GB
 
+from tests.support.stand_in import cpu_stand_in
+
 
 def test_sizes_names_and_lists() -> None:
     assert [(c.name, c.bytes) for c in parse_devices("24").listed] == [("24 GB", 24 * GB)]
@@ -30,7 +32,11 @@ def test_auto_is_this_machines_gpu_else_the_sizes_beside_it() -> None:
     assert parse_devices("auto") == DeviceChoice(auto=True)
     choice = parse_devices("auto,24,h100")
     assert choice.auto and [c.bytes for c in choice.listed] == [24 * GB, 80 * GB]
-    # No CUDA device here: the sizes listed, else the defaults.
+
+
+@cpu_stand_in
+def test_without_cuda_auto_is_the_sizes_beside_it_else_the_defaults() -> None:
+    choice = parse_devices("auto,24,h100")
     assert [c.bytes for c in capacities(choice)] == [24 * GB, 80 * GB]
     assert [c.name for c in capacities(parse_devices("auto"))] == ["24 GB", "40 GB", "80 GB"]
 

@@ -14,6 +14,7 @@ from quickdev.rundir.memory import GB, MemoryForecast, format_size
 
 from tests.forecast import models
 from tests.forecast.models import analytic_mlp_bytes, within
+from tests.support.stand_in import cpu_stand_in
 
 
 def forecast_of(
@@ -224,6 +225,7 @@ def test_a_budget_that_ends_the_job_before_training_is_named(tmp_path: Path) -> 
     )
 
 
+@cpu_stand_in
 def test_this_machines_absence_of_cuda_means_the_default_sizes(tmp_path: Path) -> None:
     forecast = forecast_of(models.mlp_training(8, 64, 2), tmp_path, "auto")
     assert [f.device for f in forecast.fits] == ["24 GB", "40 GB", "80 GB"]

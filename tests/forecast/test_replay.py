@@ -9,6 +9,10 @@ import sys
 import textwrap
 
 import pytest
+import torch
+from quickdev.forecast.replay import RecurrentWithoutCudnn
+from torch import nn
+from torch.utils import _pytree as pytree
 
 SEVEN_BILLION = textwrap.dedent(
     """
@@ -57,3 +61,48 @@ def test_a_seven_billion_parameter_model_is_forecast_in_little_host_memory() -> 
     assert "alone need" in report["advice"]
     # ... while this process held a sliver of it (torch and transformers included).
     assert report["max_rss_mb"] < 1500, report
+
+
+def test_a_recurrent_layer_is_replayed_with_cudnn_off_and_the_rest_left_as_it_is() -> None:
+    # On a GPU, cuDNN's RNN reads its fake weights' addresses and fails (the LSTM rows of
+    # benchmarks/forecast_vs_measured.py); the replay's mode turns cuDNN off for that call
+    # only. What cuDNN's flag was inside each call is seen from a tensor subclass, which
+    # torch asks after the mode.
+    seen: dict[str, bool] = {}
+
+    class Seen(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            name = getattr(func, "__name__", "")
+            if name in ("lstm", "gru", "linear"):
+                seen[name] = torch._C._get_cudnn_enabled()
+            return super().__torch_function__(func, types, args, kwargs)
+
+    enabled = torch._C._get_cudnn_enabled()
+    lstm, gru, linear = nn.LSTM(4, 4, 2), nn.GRU(4, 4), nn.Linear(4, 4)
+    with RecurrentWithoutCudnn():
+        inputs = torch.zeros(3, 2, 4).as_subclass(Seen)
+        lstm(inputs)
+        gru(inputs)
+        linear(inputs)
+    assert seen == {"lstm": False, "gru": False, "linear": enabled}
+    assert torch._C._get_cudnn_enabled() == enabled
+
+
+def test_in_an_autocast_region_a_recurrent_layer_is_cast_once_then_computed_without_it() -> None:
+    # Autocast would cast each weight again at every time step of torch's own kernels (a
+    # transposed view, which its cache does not keep): the replay casts once, as cuDNN does.
+    seen: list[tuple[set[torch.dtype], bool]] = []
+
+    class Seen(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if getattr(func, "__name__", "") == "lstm":
+                dtypes = {a.dtype for a in pytree.tree_leaves(args) if isinstance(a, torch.Tensor)}
+                seen.append((dtypes, torch.is_autocast_enabled("cuda")))
+            return super().__torch_function__(func, types, args, kwargs)
+
+    with RecurrentWithoutCudnn(torch.bfloat16):
+        output, _ = nn.LSTM(4, 4)(torch.zeros(3, 2, 4).as_subclass(Seen))
+    assert seen == [({torch.bfloat16}, False)]
+    assert output.dtype == torch.bfloat16

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.native_callback import SLOW_SORT, library_folder
+
 
 def _script(tmp_path: Path, body: str, name: str = "script.py") -> Path:
     path = tmp_path / name
@@ -110,6 +112,39 @@ def test_hang_ends_at_timeout(run_quickdev: Any, tmp_path: Path) -> None:
     assert run.returncode == 0, (run.result or {}).get("error") or run.stderr
     assert run.result["status"] == "stopped"
     assert run.result["stop_reason"] == "timeout"
+
+
+SORT_ACROSS_THE_TIMEOUT = """\
+import signal
+import sys
+import time
+
+sys.path.insert(0, sys.argv[1])
+import slow_sort
+
+print("sorting")
+# Until a second past the job's alarm: the alarm falls in a callback from native code.
+slow_sort.sort_for(signal.getitimer(signal.ITIMER_REAL)[0] + 1.0)
+print("after the sort")
+time.sleep(600)
+"""
+
+
+def test_a_timeout_inside_a_native_callback_stops_the_script_at_its_next_line(
+    run_quickdev: Any, tmp_path: Path
+) -> None:
+    # On a GPU machine the alarm fell in torch's C++ (a pybind11 callback) and the raise
+    # aborted the process: no result. Here a C library's callback stands in for it.
+    library = library_folder(tmp_path, slow_sort=SLOW_SORT)
+    script = _script(tmp_path, SORT_ACROSS_THE_TIMEOUT)
+    # Long enough for the job's imports on a busy machine, so the alarm falls in the sort.
+    run = run_quickdev("--timeout", "20", str(script), "--", str(library), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert (run.result["status"], run.result["stop_reason"]) == ("stopped", "timeout")
+    assert "sorting" in run.stdout, "the alarm came before the script: this proves nothing"
+    assert "after the sort" not in run.stdout  # stopped at that line, not before nor later
+    assert "Exception ignored" not in run.stderr  # no stop dropped inside the callback
+    assert "did not respond" not in run.stderr  # the job's own end, not the hard stop
 
 
 STUCK_IN_NATIVE_CODE = """\

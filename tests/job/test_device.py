@@ -18,11 +18,9 @@ import torch
 from torch import nn
 
 from tests.support.checkpoints import save_as_if_on
+from tests.support.stand_in import CUDA, cpu_stand_in, needs_gpu
 
 SCRIPTS = Path(__file__).parent / "device_scripts"
-CUDA = torch.cuda.is_available()
-needs_gpu = pytest.mark.skipif(not CUDA, reason="needs a CUDA device (GPU-machine check)")
-cpu_only = pytest.mark.skipif(CUDA, reason="proves the CPU stand-in; this machine has CUDA")
 
 
 @pytest.fixture
@@ -49,7 +47,7 @@ def remaps(run: Any) -> dict[str, int]:
     return dict(device["remaps"])
 
 
-@cpu_only
+@cpu_stand_in
 def test_gpt_script_with_configurator_and_pinned_batches(run_quickdev: Any, workdir: Path) -> None:
     run = run_quickdev(
         "--max-steps", "3", "gpt_train.py", "--", "config/quick.py", "--max_iters=50",
@@ -71,7 +69,7 @@ def test_gpt_script_with_configurator_and_pinned_batches(run_quickdev: Any, work
     assert "device: cpu instead of" not in run.stderr  # --json: the summary is the JSON
 
 
-@cpu_only
+@cpu_stand_in
 def test_an_asked_float32_stays_float32_and_the_result_says_what_ran(
     run_quickdev: Any, workdir: Path
 ) -> None:
@@ -95,7 +93,7 @@ def test_an_asked_float32_stays_float32_and_the_result_says_what_ran(
     assert "torch.compile: on → off" in summary
 
 
-@cpu_only
+@cpu_stand_in
 def test_trainer_with_integer_gpu_id_resumes_its_snapshot(run_quickdev: Any, workdir: Path) -> None:
     snapshot = {"MODEL_STATE": nn.Linear(20, 1).state_dict(), "EPOCHS_RUN": 1}
     save_as_if_on(snapshot, workdir / "snapshot.pt", "cuda:0")
@@ -109,7 +107,7 @@ def test_trainer_with_integer_gpu_id_resumes_its_snapshot(run_quickdev: Any, wor
     assert (workdir / "snapshot.pt").read_bytes() == before  # new ones stay in the run dir
 
 
-@cpu_only
+@cpu_stand_in
 def test_torchrun_script_with_nccl_and_set_device(run_quickdev: Any, workdir: Path) -> None:
     run = run_quickdev("--nproc", "2", "torchrun_ddp.py", cwd=workdir, timeout=240)
     assert run.returncode == 0, run.stderr
@@ -127,7 +125,7 @@ def test_torchrun_script_with_nccl_and_set_device(run_quickdev: Any, workdir: Pa
     assert counts["barrier device_ids"] >= 1
 
 
-@cpu_only
+@cpu_stand_in
 def test_autocast_and_grad_scaler(run_quickdev: Any, workdir: Path) -> None:
     run = run_quickdev("--max-steps", "2", "amp_step.py", cwd=workdir)
     assert run.returncode == 0, run.stderr
@@ -144,7 +142,7 @@ def test_autocast_and_grad_scaler(run_quickdev: Any, workdir: Path) -> None:
     assert all(0 < loss < 10 for loss in run.result["losses"]), run.result["losses"]
 
 
-@cpu_only
+@cpu_stand_in
 def test_checkpoint_saved_on_cuda1(
     run_quickdev: Any, workdir: Path, cuda1_checkpoint: Path
 ) -> None:
@@ -247,7 +245,7 @@ def test_a_cuda_script_keeps_its_devices_and_dtypes_on_a_gpu(
     }
 
 
-@cpu_only
+@cpu_stand_in
 def test_the_same_cuda_script_stands_in_on_the_cpu(
     run_quickdev: Any, workdir: Path, layer_saved_on_cuda1: Path
 ) -> None:
@@ -306,7 +304,7 @@ REAL_GPU_CHECKPOINT = Path(__file__).parent / "device_checkpoints" / "linear_sav
 REAL_GPU_WEIGHT_SUM = -0.18697404861450195
 
 
-@cpu_only
+@cpu_stand_in
 def test_a_checkpoint_written_on_a_real_gpu_loads_on_the_cpu(
     run_quickdev: Any, tmp_path: Path
 ) -> None:
@@ -330,7 +328,7 @@ def test_a_checkpoint_written_on_a_real_gpu_loads_on_the_cpu(
     assert remaps(run)["torch.load map_location"] == 1
 
 
-@cpu_only
+@cpu_stand_in
 def test_default_device_context_and_set_default_device(run_quickdev: Any, workdir: Path) -> None:
     run = run_quickdev("--max-steps", "2", "default_device.py", cwd=workdir)
     assert run.returncode == 0, run.stderr

@@ -14,6 +14,7 @@ import torch
 
 from tests.support.checkpoints import save_as_if_on
 from tests.support.paths import EXAMPLES
+from tests.support.stand_in import CUDA
 
 
 def _origin_line(loader: dict[str, Any]) -> int:
@@ -56,7 +57,8 @@ def test_train_loop_runs_three_batches_per_pass(train_loop: Any, examples_dir: P
     assert all(loss > 0 for loss in result["losses"])
     assert result["peak_rss_mb"] > 50
     assert result["limits"]["batches"] == 3
-    assert result["limits"]["device"] == "cpu"
+    # Where the job ran it: this machine's GPU, else the CPU standing in for CUDA.
+    assert result["limits"]["device"] == ("cuda:0" if CUDA else "cpu")
 
 
 def test_train_loop_writes_run_files(train_loop: Any) -> None:

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.stand_in import cpu_stand_in
+
 PROBE = """\
 import json
 import os
@@ -114,6 +116,7 @@ def test_torch_compile_is_disabled(probe: Any) -> None:
     assert report["decorated_plain"] is True
 
 
+@cpu_stand_in
 def test_cuda_calls_land_on_cpu(probe: Any) -> None:
     run, report, _, _ = probe
     assert report["cuda_available"] is True  # told it has one CUDA device, stood in

@@ -15,6 +15,7 @@ from quickdev.limits.device.engine import DeviceEngine
 from quickdev.limits.patching import Patcher
 
 from tests.support.autocast import FAST_BF16, SLOW_HALF
+from tests.support.stand_in import cpu_stand_in
 
 
 def test_the_choice_follows_the_measured_speeds_and_keeps_an_asked_float32() -> None:
@@ -135,6 +136,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@cpu_stand_in
 def test_measuring_inside_a_job_leaves_the_script_its_steps_losses_and_random_numbers(
     run_quickdev: Any, tmp_path: Path
 ) -> None:

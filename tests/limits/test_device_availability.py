@@ -9,13 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import torch
 from quickdev.rundir.changes import changes
 from quickdev.rundir.result import JobResult
 
-CUDA = torch.cuda.is_available()
-cpu_only = pytest.mark.skipif(CUDA, reason="proves the CPU stand-in; this machine has CUDA")
+from tests.support.stand_in import cpu_stand_in
 
 # timm's train.py idiom (utils/distributed.py): insist, then name the device.
 INSISTS = """
@@ -102,7 +100,7 @@ def _quickdev(run_quickdev: Any, folder: Path, source: str, *args: str) -> Any:
     return run
 
 
-@cpu_only
+@cpu_stand_in
 def test_a_script_that_insists_on_cuda_runs_with_default_flags(
     run_quickdev: Any, tmp_path: Path
 ) -> None:
@@ -133,7 +131,7 @@ def test_device_cpu_keeps_the_stand_in(run_quickdev: Any, tmp_path: Path) -> Non
     assert run.result["device"]["answered"]["torch.cuda.is_available"] == 1
 
 
-@cpu_only
+@cpu_stand_in
 def test_frameworks_checks_agree_and_accelerate_runs_fp16(
     run_quickdev: Any, tmp_path: Path
 ) -> None:
@@ -146,7 +144,7 @@ def test_frameworks_checks_agree_and_accelerate_runs_fp16(
     assert remaps["GradScaler cuda -> cpu"] == 1
 
 
-@cpu_only
+@cpu_stand_in
 def test_a_script_that_prefers_cuda_reaches_the_same_outcome_on_its_cuda_path(
     run_quickdev: Any, tmp_path: Path
 ) -> None:

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from types import FrameType
 
 import pytest
 from quickdev.job.signals import JobKilled, install_kill_handlers, install_timeout_alarm
+from quickdev.limits import stop_delivery
 from quickdev.limits.budget import StopJob
+from quickdev.limits.loops.library import tracing_free
 from quickdev.limits.patching import Patcher
+from quickdev.limits.stop_delivery import raising_is_safe
 
 from tests.support.budgets import make_budget
+from tests.support.native_callback import SLOW_IMPORT, SLOW_SORT, library_module
 
 
 @pytest.fixture
@@ -91,3 +98,70 @@ def test_a_kill_signal_becomes_job_killed_and_undo_restores_the_handlers() -> No
     assert killed.value.signum == signal.SIGTERM
     assert str(killed.value) == "SIGTERM"
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+needs_a_free_trace = pytest.mark.skipif(
+    not tracing_free(), reason="a debugger or another tracer holds the line trace here"
+)
+
+
+@needs_a_free_trace
+def test_a_timeout_inside_a_native_callback_stops_at_the_next_line_of_the_users_code(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    spec = library_module(tmp_path, "slow_sort", SLOW_SORT)
+    library = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(library)
+    patcher = Patcher()
+    install_timeout_alarm(make_budget(max_steps=None, timeout_s=0.1), patcher)
+    after_the_sort = False
+    try:
+        stop_delivery.script_starting()
+        with pytest.raises(StopJob) as stopped:
+            library.sort_for(0.5)  # the alarm falls in the comparator, called from C
+            after_the_sort = True
+    finally:
+        patcher.undo_all()
+    assert stopped.value.reason == "timeout"
+    # The sort ran to its end (nothing dropped a stop inside it), the line after it did not.
+    assert len(library.compared) >= 0.5 / 0.02 / 2
+    assert not after_the_sort
+    assert "Exception ignored" not in capfd.readouterr().err
+    assert sys.gettrace() is None
+
+
+@needs_a_free_trace
+def test_a_timeout_during_a_librarys_import_stops_after_the_import(tmp_path: Path) -> None:
+    spec = library_module(tmp_path, "slow_import", SLOW_IMPORT)
+    patcher = Patcher()
+    install_timeout_alarm(make_budget(max_steps=None, timeout_s=0.1), patcher)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        stop_delivery.script_starting()
+        with pytest.raises(StopJob):
+            spec.loader.exec_module(module)  # native module initialisation stands here
+            time.sleep(20)
+    finally:
+        patcher.undo_all()
+    assert module.done  # its import code ran to its end: no half-made module
+
+
+def test_a_timeout_during_the_set_up_is_raised_as_the_script_starts_with_no_trace_meanwhile(
+    tmp_path: Path,
+) -> None:
+    spec = library_module(tmp_path, "slow_import", SLOW_IMPORT)
+    patcher = Patcher()
+    install_timeout_alarm(make_budget(max_steps=None, timeout_s=0.1), patcher)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)  # the job's imports: the alarm falls here
+        assert sys.gettrace() is None  # the rest of the set-up is not slowed by a trace
+        with pytest.raises(StopJob):
+            stop_delivery.script_starting()
+    finally:
+        patcher.undo_all()
+    assert module.done
+
+
+def test_the_users_own_frames_take_the_stop_at_once() -> None:
+    assert raising_is_safe(sys._getframe())

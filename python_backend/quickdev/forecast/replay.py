@@ -22,6 +22,7 @@ import torch
 from torch import nn
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.optim import Optimizer
+from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
 
 from quickdev.forecast.cuda_choices import CudaChoices
@@ -223,7 +224,56 @@ class _Runner:
             stack.enter_context(torch.autocast(self.device.type, dtype=dtype))
         if self.cuda_choices is not None:
             stack.enter_context(self.cuda_choices)
+        if self.device.type == "cuda":
+            stack.enter_context(RecurrentWithoutCudnn(dtype if autocast else None))
         return stack
+
+
+# What nn.LSTM, nn.GRU and nn.RNN call (``torch._VF``), packed sequences or not.
+_RECURRENT = frozenset(
+    getattr(torch._C._VariableFunctions, name) for name in ("lstm", "gru", "rnn_tanh", "rnn_relu")
+)
+
+
+class RecurrentWithoutCudnn(TorchFunctionMode):
+    """A recurrent layer replayed on a GPU runs on torch's own CUDA kernels, not cuDNN's.
+
+    cuDNN's RNN reads its weights' addresses to find (or make) one flat weight buffer, and
+    under autocast copies them into a 16-bit one; fake tensors have no addresses, so the
+    replay failed there ("weight_buf" None, CUDNN_STATUS_BAD_PARAM). Torch's kernels keep
+    each step's gates and cell state, as cuDNN's reserve space does; cuDNN's own buffers are
+    not counted (docs/forecast.md). In an autocast region (``dtype``) the weights, input and
+    state are cast once, as cuDNN's autocast does, then computed without autocast, which
+    would cast each weight again at every time step (a transposed view, which its cache
+    does not keep): an LSTM of 2 x 650 over 35 steps was forecast 1,020 MiB on an H200
+    that allocated 645.
+    """
+
+    def __init__(self, dtype: torch.dtype | None = None) -> None:
+        super().__init__()
+        self.dtype = dtype
+
+    def __torch_function__(
+        self, func: Any, types: Any, args: Any = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        if func not in _RECURRENT:
+            return func(*args, **kwargs)
+        enabled = torch._C._get_cudnn_enabled()
+        torch._C._set_cudnn_enabled(False)
+        try:
+            if self.dtype is None:
+                return func(*args, **kwargs)
+            args, kwargs = pytree.tree_map(self._cast, (args, kwargs))
+            with torch.autocast("cuda", enabled=False):
+                return func(*args, **kwargs)
+        finally:
+            torch._C._set_cudnn_enabled(enabled)
+
+    def _cast(self, leaf: Any) -> Any:
+        if isinstance(leaf, torch.Tensor) and leaf.is_floating_point():
+            return leaf.to(self.dtype)
+        return leaf
 
 
 @contextlib.contextmanager

@@ -40,6 +40,7 @@ from quickdev.job.recorded import copy_recorded, settle_verdict
 from quickdev.job.signals import JobKilled
 from quickdev.job.target import ModuleTarget, ScriptTarget, Target, UsageProblem
 from quickdev.job.terminal_summary import summarize
+from quickdev.limits import stop_delivery
 from quickdev.limits.budget import NONFINITE, Budget, StopJob
 from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.patching import Patcher
@@ -246,6 +247,7 @@ def _run_with_limits(
 
         log.info("running %s %s", target.description, target.argv()[1:])
         hub.job_start()
+        stop_delivery.script_starting()  # a timeout during the set-up stops the job here
         try:
             target.run(installed.rewriter)
         except BaseException as exc:

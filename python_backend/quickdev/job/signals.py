@@ -15,7 +15,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from quickdev.limits.budget import Budget, StopJob
+from quickdev.limits import stop_delivery
+from quickdev.limits.budget import TIMEOUT, Budget, StopJob
 from quickdev.limits.patching import Patcher
 from quickdev.processes import SERVER_PROCESS_ENV, parse_process_token, same_process
 from quickdev.threads import own_thread
@@ -42,12 +43,13 @@ def _in_main_thread() -> bool:
 
 
 def install_timeout_alarm(budget: Budget, patcher: Patcher) -> None:
-    """SIGALRM interrupts even a script that hangs without touching a DataLoader."""
+    """SIGALRM interrupts even a script that hangs without touching a DataLoader; its stop
+    is raised where an exception can travel (``limits/stop_delivery.py``)."""
     if budget.timeout_s is None or not _in_main_thread() or not hasattr(signal, "setitimer"):
         return
 
     def on_alarm(signum: int, frame: FrameType | None) -> None:
-        raise StopJob("timeout")
+        stop_delivery.raise_where_safe(StopJob(TIMEOUT), frame)
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     # An alarm already set (pytest-timeout, the user's own) is put back afterwards,
@@ -57,6 +59,7 @@ def install_timeout_alarm(budget: Budget, patcher: Patcher) -> None:
 
     def undo() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        stop_delivery.disarm()
         signal.signal(signal.SIGALRM, previous)
         if previous_delay > 0:
             remaining = previous_delay - (time.monotonic() - installed_at)
@@ -129,8 +132,10 @@ def start_server_watchdog(on_unresponsive: Callable[[], None]) -> Callable[[], N
 
 
 def cancel_timeout_alarm() -> None:
+    """The script's call returned: no alarm, and no stop waiting for its next line."""
     if _in_main_thread() and hasattr(signal, "setitimer"):
         signal.setitimer(signal.ITIMER_REAL, 0)
+        stop_delivery.disarm()
 
 
 def install_kill_handlers(patcher: Patcher) -> None:

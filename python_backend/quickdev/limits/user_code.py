@@ -37,6 +37,25 @@ def is_user_file(filename: str) -> bool:
     return not path.startswith(_library_roots())
 
 
+@lru_cache(maxsize=1)
+def _standard_library_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {os.path.realpath(paths[key]) for key in ("stdlib", "platstdlib") if paths.get(key)}
+    return tuple(root.rstrip(os.sep) + os.sep for root in roots)
+
+
+@lru_cache(maxsize=4096)
+def is_standard_library_file(filename: str) -> bool:
+    """A module of Python's own library (not a package installed beside it; not frozen
+    code such as the import machinery, whose file names start with ``<``)."""
+    if not filename or filename.startswith("<"):
+        return False
+    path = os.path.realpath(filename)
+    if "site-packages" in path or "dist-packages" in path:
+        return False
+    return path.startswith(_standard_library_roots())
+
+
 def caller_origin(skip: int = 2) -> str:
     """``file:line`` of the innermost frame in the user's files above the caller."""
     frame = sys._getframe(skip)

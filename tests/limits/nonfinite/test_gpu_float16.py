@@ -16,6 +16,10 @@ import pytest
 
 from tests.limits.nonfinite.test_planted_faults import found, hunt, line_of
 from tests.support.autocast import FAST_FP16, SLOW_HALF, pin_cpu_autocast
+from tests.support.stand_in import cpu_stand_in
+
+# The CPU standing in for a GPU's float16: on a GPU the script computes in real float16.
+pytestmark = cpu_stand_in
 
 SCRIPT = "cuda_fp16_attention.py"
 SPEEDS = {"float32 fastest here": SLOW_HALF, "float16 fastest here": FAST_FP16}

@@ -15,7 +15,7 @@ import torch
 from quickdev.limits import work_clock
 from quickdev.limits.step_cost import estimate, smaller, speed
 from quickdev.limits.step_cost.fake_values import FakeValues, fake_limitation, real_retry
-from quickdev.limits.step_cost.flops import FlopCount
+from quickdev.limits.step_cost.flops import FRESH_BYTES, FlopCount
 from quickdev.limits.step_cost.hand_made import knob_advice
 from quickdev.options import RunOptions, step_cost_bound
 from quickdev.rundir.changes import changes
@@ -133,9 +133,15 @@ def test_this_cpus_speed_is_measured_once_and_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = tmp_path / "quickdev" / speed.CACHE_FILE
+    cache.parent.mkdir()
+    # An older version's figures, without the memory rates: measured again.
+    older = {"convolution": 1.0, "matmul": 1.0}
+    cache.write_text(json.dumps({speed.machine_key(): older}))
     measured = speed.measured_speed()
     assert measured.convolution > 1e8 and measured.matmul > 1e8
-    cached = json.loads((tmp_path / "quickdev" / speed.CACHE_FILE).read_text())
+    assert measured.fresh_memory > 1e7 and measured.reused_memory > 1e7
+    cached = json.loads(cache.read_text())
     assert list(cached.values()) == [vars(measured)]
 
     def measure_again() -> speed.Speed:
@@ -150,9 +156,27 @@ def test_a_steps_seconds_follow_its_flops_and_the_cores_it_computes_on(
 ) -> None:
     monkeypatch.setattr(work_clock.os, "cpu_count", lambda: 2)
     assert (work_clock.cores(4), work_clock.cores(1)) == (2, 1)
-    rate = speed.Speed(convolution=1e9, matmul=2e9)
+    rate = speed.Speed(convolution=1e9, matmul=2e9, fresh_memory=1e9, reused_memory=4e9)
     flops = {"convolution_backward": 10**9, "convolution": 10**9, "mm": 4 * 10**9}
     assert rate.seconds(flops, cores=2) == pytest.approx((2 + 2) / 2)
+    # The activations it writes count beside its arithmetic.
+    written = {"fresh": 3 * 10**9, "reused": 4 * 10**9}
+    assert rate.seconds(flops, cores=2, written=written) == pytest.approx((2 + 2 + 3 + 1) / 2)
+
+
+def test_the_memory_a_step_writes_is_counted_by_whether_it_is_new_pages() -> None:
+    """Above FRESH_BYTES a new tensor is new pages from the OS; an in-place operator and a
+    smaller tensor write memory there already; a view writes nothing. On fake tensors, so
+    that a batch of any size is counted without its memory."""
+    large = FRESH_BYTES // 4 + 1024  # float32 elements just above the size
+    with FakeTensorMode(allow_non_fake_inputs=True), FlopCount() as counted:
+        activations = torch.empty(large)
+        counted.written.clear()
+        activations.relu()
+        activations.relu_()
+        activations.view(-1, 1024)
+        activations[:1000].relu()
+    assert dict(counted.written) == {"fresh": large * 4, "reused": large * 4 + 1000 * 4}
 
 
 def test_the_work_clock_counts_work_not_waiting() -> None:
@@ -168,7 +192,7 @@ def test_the_work_clock_counts_work_not_waiting() -> None:
 
 
 def test_a_small_model_is_known_cheap_without_a_look() -> None:
-    rate = speed.Speed(convolution=1e10, matmul=1e10)
+    rate = speed.Speed(convolution=1e10, matmul=1e10, fresh_memory=1e9, reused_memory=1e10)
     batch = (torch.zeros(64, 32), torch.zeros(64, dtype=torch.long))
     assert estimate.certainly_cheap(2_500, batch, rate, cores=1.0, bound_s=5.0)
     assert not estimate.certainly_cheap(25_000_000, batch, rate, cores=1.0, bound_s=5.0)

@@ -10,6 +10,8 @@ of a few million FLOPs a bound of seconds, so that the decision never depends on
 from __future__ import annotations
 
 import ast
+import importlib.util
+import json
 import re
 import shutil
 from pathlib import Path
@@ -17,9 +19,14 @@ from typing import Any
 
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils.data import DataLoader
 
 from tests.support.cli import QuickdevRun
+from tests.support.stand_in import cpu_stand_in
+
+# The cost of a step on this CPU: on a GPU the script's own sizes run (docs/step-cost.md).
+pytestmark = cpu_stand_in
 
 SCRIPTS = Path(__file__).parent / "scripts"
 COSTLY = ("--step-seconds", "1e-9")
@@ -36,7 +43,7 @@ def _run(
     """``quickdev run --json ARGS SCRIPT`` on a copy of ``script`` in ``tmp_path/project``; a
     ``--`` in ``args`` passes what follows it to the script."""
     project = tmp_path / "project"
-    project.mkdir(exist_ok=True)
+    project.mkdir(parents=True, exist_ok=True)
     shutil.copy(SCRIPTS / script, project / script)
     options, _, script_args = _split(args)
     run: QuickdevRun = run_quickdev(
@@ -194,6 +201,69 @@ def test_a_cheap_step_is_never_made_smaller(run_quickdev: Any, tmp_path: Path) -
     assert again.result is not None and again.result["step_cost"] == []
     assert "kept: cheap as measured before" in _log(again)
     assert "step-cost probe" not in _log(again)
+
+
+def test_a_step_is_priced_for_the_memory_it_writes_not_only_its_flops(
+    run_quickdev: Any, tmp_path: Path
+) -> None:
+    """A large batch's activations can cost a CPU more than its arithmetic: priced at this
+    machine's measured rates, which the test sets (the cache of the measurement) so that the
+    decision does not depend on this machine: the same FLOPs, memory written slowly or fast."""
+    from quickdev.limits.step_cost import speed
+
+    decided = {}
+    for memory, rate in (("slow", 1e6), ("fast", 1e15)):
+        cache = tmp_path / memory / "cache"
+        measured = cache / "quickdev" / speed.CACHE_FILE
+        measured.parent.mkdir(parents=True)
+        rates = {"convolution": 1e10, "matmul": 1e10, "fresh_memory": rate, "reused_memory": 1e15}
+        measured.write_text(json.dumps({speed.machine_key(): rates}))
+        run = _run(
+            run_quickdev, tmp_path / memory, "activations.py", env={"XDG_CACHE_HOME": str(cache)}
+        )
+        assert run.result is not None and run.result["status"] == "passed", run.stderr
+        assert "trained on" in run.stdout
+        decided[memory] = (run.stdout.split("trained on")[1].split()[0], run.result["step_cost"])
+    trained_on, (cost,) = decided["slow"]
+    # The conv's 50 MB outputs and their gradients at 1 MB/s: minutes; its FLOPs: 0.2 s.
+    assert (cost["batch_size"], cost["computed_at"], trained_on) == (64, 2, "2")
+    assert cost["full_s"] > 100
+    assert decided["fast"] == ("64", [])
+
+
+def test_later_estimates_follow_what_the_jobs_first_real_step_took(
+    run_quickdev: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first training step took far longer than its estimate (work fake tensors cannot
+    see): the evaluation loader decided after it scales its estimate by as much (at most
+    4x), and computes smaller where its counted estimate alone was under the bound."""
+    from quickdev.limits.step_cost import speed
+    from quickdev.limits.step_cost.flops import FlopCount
+
+    cache = tmp_path / "cache"  # the job prices at the rates measured here
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    spec = importlib.util.spec_from_file_location("calibrated", SCRIPTS / "calibrated.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    with FakeTensorMode(allow_non_fake_inputs=True), FlopCount() as counted, torch.no_grad():
+        script.build()(torch.empty(script.EVALUATION_BATCH, 3, 32, 32))
+    evaluation_s = speed.measured_speed().seconds(counted.flops, 1.0, counted.written)
+    bound = 2.5 * evaluation_s  # above the counted estimate, below four times it
+    run = _run(
+        run_quickdev,
+        tmp_path,
+        "calibrated.py",
+        "--step-seconds",
+        str(bound),
+        env={"XDG_CACHE_HOME": str(cache)},
+    )
+    assert run.result is not None and run.result["status"] == "passed", run.stderr
+    assert "later estimates x 4.00" in _log(run)
+    (cost,) = run.result["step_cost"]
+    assert (cost["batch_size"], cost["unit"]) == (256, "evaluation batch")
+    assert cost["computed_at"] < 256 and cost["full_s"] == pytest.approx(4 * evaluation_s, rel=0.1)
+    assert f"evaluated {cost['computed_at']}" in run.stdout
 
 
 def test_hand_made_batches_keep_their_size_and_the_advice_names_the_scripts_option(

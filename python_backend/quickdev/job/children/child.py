@@ -20,6 +20,7 @@ from quickdev.events import EventHub
 from quickdev.job import output_tee
 from quickdev.job.failure import describe
 from quickdev.job.recorded import copy_recorded, settle_verdict
+from quickdev.limits import stop_delivery
 from quickdev.limits.budget import NONFINITE, TIMEOUT, Budget, StopJob
 from quickdev.limits.nonfinite.found import NonFiniteFound
 from quickdev.limits.recorder import Recorder
@@ -75,6 +76,7 @@ class ChildJob:
         pass (exit status 0); anything else goes on to multiprocessing as it would."""
         result = self.result
         try:
+            stop_delivery.script_starting()
             run()
             result.status, result.stop_reason = "passed", "completed"
         except StopJob as stop:
@@ -101,6 +103,7 @@ class ChildJob:
             raise
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            stop_delivery.disarm()
 
     def end(self) -> None:
         """Write what the process did; once."""
@@ -140,7 +143,7 @@ class ChildJob:
             return
 
         def on_alarm(signum: int, frame: FrameType | None) -> None:
-            raise StopJob(TIMEOUT)
+            stop_delivery.raise_where_safe(StopJob(TIMEOUT), frame)
 
         signal.signal(signal.SIGALRM, on_alarm)
         left = self.budget.deadline - time.monotonic()

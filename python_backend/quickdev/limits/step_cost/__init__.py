@@ -18,6 +18,7 @@ from typing import Any
 from torch.optim import Optimizer
 
 from quickdev.limits.patching import Patcher
+from quickdev.limits.step_cost.calibration import Calibration
 from quickdev.limits.step_cost.check import StepCostCheck
 from quickdev.limits.step_cost.hand_made import HandMadeSteps
 from quickdev.rundir.step_cost import StepCost
@@ -50,6 +51,7 @@ def install(
         adopt_record=adopt_record,
         quiet=quiet,
         signature=signature,
+        calibration=Calibration(patcher, bound_s),
     )
 
 

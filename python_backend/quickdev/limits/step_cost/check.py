@@ -38,10 +38,11 @@ from torch.utils.data import DataLoader
 from quickdev import problems
 from quickdev.limits.own_work import own_work
 from quickdev.limits.step_cost import probe, smaller
+from quickdev.limits.step_cost.calibration import Calibration
 from quickdev.limits.step_cost.estimate import (
     SMALLEST_BATCH,
-    cache_flops,
-    cached_flops,
+    cache_work,
+    cached_work,
     certainly_cheap,
     smaller_size,
 )
@@ -83,6 +84,7 @@ class StepCostCheck:
         adopt_record: Callable[[bytes | None], None],
         quiet: Callable[[], None],
         signature: Callable[[Any], str],
+        calibration: Calibration,
         speed: Callable[[], Speed] = measured_speed,
     ) -> None:
         self.bound_s = bound_s
@@ -94,6 +96,7 @@ class StepCostCheck:
         self.quiet = quiet
         self.signature = signature  # the loaders' batch_signature
         self.speed = speed
+        self.calibration = calibration  # the job's first real step against its estimate
         self.pid = os.getpid()
         # Given an exception: its ErrorInfo and its traceback as Python prints it (the
         # job's describe and user_traceback, handed over by the job: limits cannot
@@ -170,30 +173,39 @@ class StepCostCheck:
         if certainly_cheap(self.parameters(), look, speed, on, self.bound_s):
             return self._keep(loader, first, "cheap: parameters x batch elements")
         key = json.dumps([origin, first.stats.batch_signature, self.parameters()])
-        cached = cached_flops(key)
-        if cached is not None and speed.seconds(cached, on) <= self.bound_s:
+        scale = self.calibration.scale
+        cached = cached_work(key)
+        if cached is not None and speed.seconds(cached[0], on, cached[1]) * scale <= self.bound_s:
             return self._keep(loader, first, "cheap as measured before")
 
         report, in_probe = self._probe(shapes.make if shapes else first.whole, first.iterator)
         if in_probe is not None:
             return in_probe  # in the probe: the script's loop takes it from here
-        estimate = speed.seconds(report.flops, on)
+        counted = speed.seconds(report.flops, on, report.written)
+        estimate = counted * scale
         unit = "step" if report.trained or report.outcome == probe.STEP else "evaluation batch"
         log.info(
-            "step cost: %s batch %d: %s, %d FLOPs, ≈ %.3g s on %.2f core(s); probe %.2f s%s",
+            "step cost: %s batch %d: %s, %d FLOPs, %s bytes written, ≈ %.3g s on %.2f core(s)%s; "
+            "probe %.2f s%s",
             origin,
             full,
             report.outcome,
             sum(report.flops.values()),
+            report.written,
             estimate,
             on,
+            f" ({counted:.3g} s counted x {scale:.2f} as the job's first step showed)"
+            if scale != 1
+            else "",
             report.seconds,
             f" ({report.why})" if report.why else "",
         )
         if report.outcome == probe.ERROR and report.reliable:
             return self._failed(origin, full, unit, estimate, report)
         if report.complete and estimate <= self.bound_s:
-            cache_flops(key, report.flops)
+            cache_work(key, report.flops, report.written)
+            if report.trained:
+                self.calibration.time_next_step(estimate)
             return self._keep(loader, first, f"≈ {_seconds(estimate)} at full size")
         if not report.complete:
             if estimate > self.bound_s:
@@ -216,6 +228,8 @@ class StepCostCheck:
         _decide(loader, keep)
         if report.trained:
             self.adopt_record(report.step_record)
+        if check.trained:
+            self.calibration.time_next_step(speed.seconds(check.flops, on, check.written) * scale)
         checked = (
             "shapes, dtypes, devices and memory" if self.memory else "shapes, dtypes and devices"
         )

@@ -4,7 +4,7 @@ costs measured before (cached), and the smaller batch size a costly step compute
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, TypeGuard
 
 import torch
 from torch.utils import _pytree as pytree
@@ -20,8 +20,9 @@ SMALLEST_BATCH = 2
 # A step whose FLOPs bound (6 x parameters x batch elements) fits this share of the bound
 # is cheap without looking.
 CERTAINLY_CHEAP_SHARE = 0.5
-# FLOPs of full-size steps found cheap, by loader, batch and model: a repeat run of the same
-# script forks no probe. A step found costly is always checked again (its check is the point).
+# The work of full-size steps found cheap (FLOPs by operator, bytes written by memory), by
+# loader, batch and model: a repeat run of the same script forks no probe. A step found
+# costly is always checked again (its check is the point).
 CACHE_FILE = "step_costs.json"
 _CACHE_ENTRIES = 500
 
@@ -51,18 +52,26 @@ def smaller_size(full: int, full_s: float, target_s: float) -> int:
     return size
 
 
-def cached_flops(key: str) -> dict[str, int] | None:
+def cached_work(key: str) -> tuple[dict[str, int], dict[str, int]] | None:
+    """The FLOPs and the bytes written of a step measured cheap before, if kept."""
     known = (read_json_object(quickdev_cache_dir(CACHE_FILE)) or {}).get(key)
-    if isinstance(known, dict) and all(isinstance(v, int) for v in known.values()):
-        return known
-    return None
+    if not isinstance(known, dict):
+        return None
+    flops, written = known.get("flops"), known.get("written")
+    if _counts(flops) and _counts(written):
+        return flops, written
+    return None  # another version's figures: measured again
 
 
-def cache_flops(key: str, flops: dict[str, int]) -> None:
+def _counts(value: object) -> TypeGuard[dict[str, int]]:
+    return isinstance(value, dict) and all(isinstance(v, int) for v in value.values())
+
+
+def cache_work(key: str, flops: dict[str, int], written: dict[str, int]) -> None:
     path = quickdev_cache_dir(CACHE_FILE)
     cached = read_json_object(path) or {}
     cached.pop(key, None)
-    cached[key] = flops
+    cached[key] = {"flops": flops, "written": written}
     kept = dict(list(cached.items())[-_CACHE_ENTRIES:])
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

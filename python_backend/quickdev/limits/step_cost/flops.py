@@ -1,10 +1,18 @@
-"""Counting a step's floating-point operations with ``torch.utils.flop_counter``'s formulas.
+"""Counting a step's work: its floating-point operations with ``torch.utils.flop_counter``'s
+formulas, and the memory its operators write.
 
 The same count as ``FlopCounterMode`` (torch's formulas, by operator), without what it adds
 around it: global module hooks to attribute FLOPs to modules (the job finds the script's
 top module with hooks of its own), and torch.compile's wrapping of dispatch modes, whose
 first use imports ``torch._dynamo`` (seconds, in a script that has not imported it). Plus
 the attention kernel torch runs on a CPU, which the registry lacks.
+
+FLOPs alone miss what a large batch costs a CPU besides arithmetic: its activations. A
+convolutional step at batch 1024 writes gigabytes (each BatchNorm, ReLU and pooling output,
+and their gradients), and a new tensor above ``FRESH_BYTES`` comes from the operating system
+as new pages, a page fault per 4 KiB at its first write. So the bytes of the tensors each
+operator makes are counted too, split by size, and priced at this CPU's measured rates
+(``speed.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import (
     flop_registry,
@@ -22,6 +31,12 @@ from torch.utils.flop_counter import (
 )
 
 aten = torch.ops.aten
+
+# Above this size a new tensor's memory is new pages from the OS: glibc's malloc (torch's CPU
+# allocator asks it) maps blocks above its mmap threshold anew each time, and that threshold
+# grows with the blocks freed up to 32 MiB at most. Below it, freed memory is reused.
+FRESH_BYTES = 32 * 1024 * 1024
+FRESH, REUSED = "fresh", "reused"  # the keys of ``FlopCount.written``
 
 
 def _cpu_attention(query: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> int:
@@ -47,11 +62,13 @@ for _name, _formula in (
 
 
 class FlopCount(TorchDispatchMode):  # type: ignore[no-untyped-call]
-    """Counts the FLOPs of the torch operators run under it, by operator name."""
+    """Counts the FLOPs of the torch operators run under it, by operator name, and the bytes
+    of the tensors they make, by ``FRESH``/``REUSED`` memory."""
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.flops: Counter[str] = Counter()
+        self.written: Counter[str] = Counter()
         self.ops = 0  # operators run, counted or not
         # Given an operator that raised, its arguments and the error: the error to raise.
         self.on_error: Callable[[Any, Any, Any, BaseException], BaseException] | None = None
@@ -81,4 +98,17 @@ class FlopCount(TorchDispatchMode):  # type: ignore[no-untyped-call]
             self.flops[packet.__name__] += _FORMULAS[packet](*args, **kwargs)
         elif packet in flop_registry:
             self.flops[packet.__name__] += int(flop_registry[packet](*args, **kwargs, out_val=out))
+        if not func.is_view:  # a view writes nothing
+            self._count_written(out, (args, kwargs))
         return out
+
+    def _count_written(self, out: Any, inputs: Any) -> None:
+        for tensor in pytree.tree_leaves(out):
+            if not isinstance(tensor, torch.Tensor):
+                continue
+            size = tensor.numel() * tensor.element_size()
+            # An in-place operator writes into memory that is there already.
+            fresh = size > FRESH_BYTES and not any(
+                tensor is given for given in pytree.tree_leaves(inputs)
+            )
+            self.written[FRESH if fresh else REUSED] += size

@@ -68,6 +68,7 @@ _READ_AHEAD = 3
 class ProbeReport:
     outcome: str
     flops: dict[str, int] = field(default_factory=dict)
+    written: dict[str, int] = field(default_factory=dict)  # bytes by memory (flops.py)
     # ERROR: whether it came before any made-up value (the script's for certain).
     reliable: bool = False
     error: ErrorInfo | None = None
@@ -302,6 +303,7 @@ class Probe:
                 report = ProbeReport(
                     outcome,
                     flops=dict(self.counter.flops),
+                    written=dict(self.counter.written),
                     made_up=self.values.first,
                     why=why,
                     seconds=round(time.perf_counter() - self.started, 3),

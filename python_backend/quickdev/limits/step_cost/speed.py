@@ -6,6 +6,10 @@ core does of the same kinds per second, measured here on a small convolution and
 matrix product, forward and backward. Counted operations per second, not the CPU's peak:
 the measured steps include what the counter leaves out around them (the backward's
 bookkeeping, reductions), so a full step's seconds come out near what the step takes.
+Plus the memory its operators write (``flops.py``), at the rate one core writes a new
+tensor of each kind: fresh pages (a large tensor) and reused memory. A large batch's
+activations can cost a CPU more than its arithmetic (a small convolutional network at batch
+1024: 3.5 s of FLOPs, 15 GB of activations and gradients written, 12 s a step here).
 
 Timed by the measuring thread's CPU time on one thread, as the autocast speeds are
 (``limits/device/autocast.py``): per-core speed, which a busy machine barely disturbs. The
@@ -26,7 +30,7 @@ import torch
 from quickdev.cachedir import quickdev_cache_dir
 from quickdev.limits.device.autocast import _machine_key as machine_key
 from quickdev.limits.own_work import own_work
-from quickdev.limits.step_cost.flops import FlopCount
+from quickdev.limits.step_cost.flops import FRESH, FRESH_BYTES, REUSED, FlopCount
 from quickdev.rundir.jsonio import read_json_object, write_json
 
 log = logging.getLogger(__name__)
@@ -49,17 +53,25 @@ CONVOLUTIONS = frozenset(
 
 @dataclass(frozen=True)
 class Speed:
-    """Counted FLOPs per second of one core, by kind."""
+    """Counted FLOPs per second of one core, by kind, and bytes of new tensors written per
+    second of one core, by memory (``flops.FRESH``/``REUSED``)."""
 
     convolution: float
     matmul: float
+    fresh_memory: float
+    reused_memory: float
 
-    def seconds(self, flops: Mapping[str, int], cores: float) -> float:
-        """The wall-clock seconds of ``flops`` (operator name -> count) on ``cores`` cores
-        (``cores_now``), taken as scaling perfectly."""
+    def seconds(
+        self, flops: Mapping[str, int], cores: float, written: Mapping[str, int] | None = None
+    ) -> float:
+        """The wall-clock seconds of ``flops`` (operator name -> count) and of ``written``
+        (bytes by memory) on ``cores`` cores (``cores_now``), taken as scaling perfectly."""
         conv = sum(n for op, n in flops.items() if op in CONVOLUTIONS)
         other = sum(flops.values()) - conv
-        return (conv / self.convolution + other / self.matmul) / max(cores, 0.05)
+        written = written or {}
+        memory = written.get(FRESH, 0) / self.fresh_memory
+        memory += written.get(REUSED, 0) / self.reused_memory
+        return (conv / self.convolution + other / self.matmul + memory) / max(cores, 0.05)
 
 
 def measured_speed() -> Speed:
@@ -70,8 +82,8 @@ def measured_speed() -> Speed:
     known = cached.get(key)
     if isinstance(known, dict):
         try:
-            speed = Speed(float(known["convolution"]), float(known["matmul"]))
-            if speed.convolution > 0 and speed.matmul > 0:
+            speed = Speed(**{name: float(known[name]) for name in Speed.__dataclass_fields__})
+            if min(vars(speed).values()) > 0:
                 return speed
         except (KeyError, TypeError, ValueError):
             pass  # another version's figures: measured again
@@ -87,9 +99,10 @@ def measured_speed() -> Speed:
 
 def measure() -> Speed:
     """Counted FLOPs per second of a convolution layer's and a linear layer's forward and
-    backward, on one thread, best of a few rounds. Plain tensors and functional calls, no
-    ``nn.Module`` and no ``Tensor.backward``: the job's limits watch those to count the
-    script's steps. The script's random numbers stay its own."""
+    backward, and bytes per second of an elementwise operator's new output (one above
+    ``FRESH_BYTES``, one below), on one thread, best of a few rounds. Plain tensors and
+    functional calls, no ``nn.Module`` and no ``Tensor.backward``: the job's limits watch
+    those to count the script's steps. The script's random numbers stay its own."""
     with own_work(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         f = torch.nn.functional
@@ -97,6 +110,8 @@ def measure() -> Speed:
         kernel = torch.randn(64, 32, 3, 3, requires_grad=True)
         rows = torch.randn(512, 512)
         weight = torch.randn(512, 512, requires_grad=True)
+        large = torch.ones(2 * FRESH_BYTES // 4)  # float32: a new output twice the size
+        small = torch.ones(FRESH_BYTES // 8)  # half the size: beyond a core's caches
 
         def conv() -> None:
             out = f.conv2d(image, kernel, padding=1)
@@ -109,18 +124,25 @@ def measure() -> Speed:
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            return Speed(_rate(conv), _rate(matmul))
+            return Speed(
+                _rate(conv, "flops"),
+                _rate(matmul, "flops"),
+                _rate(lambda: torch.relu(large), FRESH),
+                _rate(lambda: torch.relu(small), REUSED),
+            )
         finally:
             torch.set_num_threads(threads)
 
 
-def _rate(work: Callable[[], None]) -> float:
+def _rate(work: Callable[[], object], counted: str) -> float:
+    """What ``work`` does per second: its FLOPs, or its bytes written to ``counted`` memory."""
     counter = FlopCount()
     with counter:
         work()  # also the first run, which sets up its kernels: not timed
+    done = counter.total if counted == "flops" else counter.written[counted]
     best = float("inf")
     for _ in range(_ROUNDS):
         started = time.thread_time()
         work()
         best = min(best, time.thread_time() - started)
-    return counter.total / max(best, 1e-6)
+    return done / max(best, 1e-6)
