@@ -6,8 +6,8 @@ runs one thread and has imported neither torch nor the script, a fork costs abou
 millisecond and the journal's modules are the job's own, imported once. Otherwise (the
 in-process API, a process that already runs threads) it is a new interpreter,
 ``python -I -S`` (nothing of the user's environment imported), which costs an interpreter's
-start and the journal's imports: 0.04-0.05 s of CPU, 1.5% of a small job
-(``benchmarks/journal.py``).
+start and the journal's imports: about 0.045 s of CPU, 2% of a small job (measured in
+the job: docs/file-safety.md).
 
 Either way the journal process is not interposed (it makes the changes it is asked about),
 it shares the job's process group (a kill of the group ends it; Ctrl+C does not,
