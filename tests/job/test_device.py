@@ -242,6 +242,9 @@ def test_a_cuda_script_keeps_its_devices_and_dtypes_on_a_gpu(
         "remaps": remapped,
         "answered": {},
         "autocast": [],
+        "cuda_devices": gpus,
+        "needed": {},
+        "declined": {},
     }
 
 

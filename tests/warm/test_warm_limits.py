@@ -12,7 +12,11 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from tests.support.stand_in import CUDA
 from tests.warm.support import library, printed, result, run, run_until_warm, training_script
+
+# Where the limits put the script's tensors: this machine's GPU, or the CPU standing in for it.
+JOB_DEVICE = "cuda:0" if CUDA else "cpu"
 
 pytestmark = pytest.mark.asyncio
 
@@ -210,8 +214,8 @@ async def test_limits_hold_the_same_in_a_warm_job_as_in_a_cold_one(
     assert warm_limits == cold_limits
     # And the limits did their work (a comparison of two runs without them would pass too).
     assert cold_limits["status"] == "passed"
-    assert cold_limits["script"]["devices"] == ["cpu"]
-    assert cold_limits["script"]["loaded"] == ["cpu"]
+    assert cold_limits["script"]["devices"] == [JOB_DEVICE]
+    assert cold_limits["script"]["loaded"] == [JOB_DEVICE]
     assert cold_limits["script"]["device_0"] == "cuda:0"
     assert 0 < cold_limits["script"]["batches"] <= 2 * len(cold_limits["loaders"])
     assert all(batches <= 2 for batches in cold_limits["loaders"])
@@ -273,6 +277,6 @@ async def test_names_a_library_bound_before_the_limits_are_limited_too(
     cold, cold_seen = await run(client, changes, script, mark, env=env)
     warm, warm_seen = await run_until_warm(client, changes, script, mark, env=env)
     assert [cold["status"], warm["status"]] == ["passed", "passed"], printed(warm)
-    expected = {"loaded": ["cpu"], "device_0": "cuda:0"}
+    expected = {"loaded": [JOB_DEVICE], "device_0": "cuda:0"}
     assert {k: cold_seen[k] for k in expected} == expected
     assert {k: warm_seen[k] for k in expected} == expected
