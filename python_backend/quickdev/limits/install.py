@@ -101,6 +101,7 @@ def install_limits(
             quiet=lambda: _quiet_probe(recorder, hub, capture),
             signature=loaders.batch_signature,
         )
+        recorder.on_backward_end.append(checker.calibration.step_ended)
     hand_made_watch = None
     if bound is not None and not in_process:
         script = Path(options.script) if options.script else None

@@ -138,6 +138,9 @@ class Recorder:
         self.optimizer_origin: str | None = None
         # Steps too slow for this CPU at full size, and what was done (limits/step_cost).
         self.step_costs: list[StepCost] = []
+        # Called as each of the script's backward() calls returns (the step-cost
+        # calibration times the first step to there): the job's one wrapper of backward.
+        self.on_backward_end: list[Callable[[], None]] = []
 
     @contextmanager
     def pause(self) -> Iterator[None]:

@@ -289,7 +289,10 @@ def _record_losses(patcher: Patcher, recorder: Recorder) -> None:
             recorder.loss(value, max(step, 1))
         if recorder.nonfinite is not None:
             recorder.nonfinite.before_backward(loss)
-        return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
+        answer = original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
+        for ended in recorder.on_backward_end:
+            ended()
+        return answer
 
     def scale(scaler: Any, outputs: Any, *args: Any, **kwargs: Any) -> Any:
         # Mixed precision multiplies the loss by 2**16 or so before backward

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
 
-import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from quickdev.limits.patching import Patcher
@@ -47,18 +45,8 @@ class Calibration:
         self._expected: float | None = None
         self._started = 0.0
         self._measured = False
-        handle = register_optimizer_step_post_hook(lambda *args: self._stepped())
+        handle = register_optimizer_step_post_hook(lambda *args: self.step_ended())
         patcher.on_undo(handle.remove)
-        original_backward = torch.Tensor.backward
-
-        def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return original_backward(tensor, *args, **kwargs)  # type: ignore[no-untyped-call]
-            finally:
-                self._stepped()
-
-        backward.__doc__ = original_backward.__doc__
-        patcher.set(torch.Tensor, "backward", backward)
 
     def time_next_step(self, expected_s: float) -> None:
         """A loader hands the script the first batch of a step estimated at ``expected_s``:
@@ -68,7 +56,9 @@ class Calibration:
         self._expected = expected_s
         self._started = busy_seconds()
 
-    def _stepped(self) -> None:
+    def step_ended(self) -> None:
+        """The script's backward() returned (the job's wrapper of it calls this), or its
+        optimizer's step did."""
         if self._expected is None or os.getpid() != self.pid:
             return  # nothing timed, or a probe (the forked copy)
         took = busy_seconds() - self._started
