@@ -103,12 +103,14 @@ class FlopCount(TorchDispatchMode):  # type: ignore[no-untyped-call]
         return out
 
     def _count_written(self, out: Any, inputs: Any) -> None:
+        given: list[Any] | None = None  # the operator's inputs, listed once if needed
         for tensor in pytree.tree_leaves(out):
             if not isinstance(tensor, torch.Tensor):
                 continue
             size = tensor.numel() * tensor.element_size()
-            # An in-place operator writes into memory that is there already.
-            fresh = size > FRESH_BYTES and not any(
-                tensor is given for given in pytree.tree_leaves(inputs)
-            )
+            fresh = size > FRESH_BYTES
+            if fresh:
+                # An in-place operator writes into memory that is there already.
+                given = pytree.tree_leaves(inputs) if given is None else given
+                fresh = not any(tensor is one for one in given)
             self.written[FRESH if fresh else REUSED] += size
