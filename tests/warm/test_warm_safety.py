@@ -4,6 +4,7 @@ processes left behind."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 from pathlib import Path
@@ -11,8 +12,15 @@ from pathlib import Path
 import pytest
 from pytest_lsp import LanguageClient
 
-from tests.support.server import execute, final, wait_for
-from tests.warm.support import SCRIPT, library, run, run_until_warm, training_script
+from tests.support.server import execute, final, server_pid, wait_for
+from tests.warm.support import (
+    SCRIPT,
+    library,
+    result,
+    run,
+    run_until_warm,
+    training_script,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -29,6 +37,37 @@ async def test_a_package_changed_between_runs_is_seen_by_the_next(
     assert seen["value"] == 2
     _, seen = await run_until_warm(client, changes, script, mark, env=env)
     assert seen["value"] == 2 and seen["preloaded"] == ["fakelib"]
+
+
+async def test_a_warm_job_runs_to_its_end_when_its_warm_process_is_dropped_meanwhile(
+    client: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    # A package upgraded in a terminal while a warm job runs, then another run: the warm
+    # process is dropped (stale), and it once took the running job with it (killed, exit -9:
+    # in the editor, a debug session waiting for a debugger that never listened).
+    changes, script, mark = training_script(client, workspace, SCRIPT)
+    env = library(tmp_path / "site", "fakelib", "VALUE = 1\n")
+    await run_until_warm(client, changes, script, mark, env=env)
+    pid_file = workspace / "pid"
+    script.write_text(
+        SCRIPT.replace(
+            '    print("hello',
+            f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n    print(\"hello",
+        )
+    )
+    args = {"script": str(script), "args": ["--mark", str(mark), "--delay", "5"], "env": env}
+    long = await execute(client, "quickdev.startJob", args)
+    pid = int(await wait_for(lambda: pid_file.exists() and pid_file.read_text(), "the job's pid"))
+    library(tmp_path / "site", "fakelib", "VALUE = 2  # upgraded\n")
+    other, seen = await run(client, changes, script, workspace / "other.json", env=env)
+    assert not seen["warm"] and seen["value"] == 2  # the stale warm process served no one
+    ended = await wait_for(lambda: final(changes, long["runId"]), "the long run to end")
+    assert (ended["status"], other["status"]) == ("passed", "passed"), ended
+    (written,) = [o["written"] for o in result(ended)["outputs"] if Path(o["requested"]) == mark]
+    warm_process = json.loads(Path(written).read_text())["ppid"]
+    assert warm_process != server_pid(client), "the long run did not start warm"
+    assert not alive(pid)
+    await wait_for(lambda: not alive(warm_process), "the dropped warm process to end")
 
 
 async def test_a_library_that_starts_a_thread_at_import_is_never_preloaded(

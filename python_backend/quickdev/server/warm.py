@@ -170,10 +170,13 @@ class WarmPool:
         threading.Thread(target=wait, name=f"warm-after-{process.pid}", daemon=True).start()
 
     def _drop(self, interpreter: str, why: str) -> None:
+        """No job is forked from it any more; the jobs it forked run to their end."""
         process = self.processes.pop(interpreter, None)
         if process is not None:
-            log.info("warm process %s dropped: %s", process.process.pid, why)
-            process.close()
+            running = len(process.jobs)
+            after = f"; it ends after its running job{'s' * (running > 1)}" if running else ""
+            log.info("warm process %s dropped: %s%s", process.process.pid, why, after)
+            process.retire()
 
     def _watch_idle(self) -> None:
         if self._idle_timer is None:
@@ -189,8 +192,11 @@ class WarmPool:
             self._watch_idle()
 
     def close(self) -> None:
+        """The server exits: each warm process ends now (the job manager ends the jobs)."""
         for interpreter in list(self.processes):
-            self._drop(interpreter, "the server exits")
+            process = self.processes.pop(interpreter)
+            log.info("warm process %s ends: the server exits", process.process.pid)
+            process.close()
 
 
 WARM = Key("warm", WarmPool)

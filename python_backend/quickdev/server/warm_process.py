@@ -68,6 +68,7 @@ class WarmProcess:
         # Path: its modification time when the warm process first imported from it.
         self.watched: dict[str, int | None] = {}
         self.jobs: dict[int, WarmJob] = {}
+        self._retired = False  # forks no more jobs; ends once those it forked have ended
         self._answers: dict[int, protocol.Forked | protocol.Refused] = {}
         self._answered = threading.Condition()
         self._next_id = 0
@@ -121,9 +122,19 @@ class WarmProcess:
             raise WarmError(answer.reason)
         return self.jobs[answer.pid]
 
+    def retire(self) -> None:
+        """Fork no more jobs; end once the jobs forked from it have ended. It is their
+        parent, the one that learns their exits: ending it now would end them too, a user's
+        run killed because another run's settings differ or a package changed."""
+        with self._answered:
+            self._retired = True
+            running = bool(self.jobs)
+        if not running:
+            self.close()
+
     def close(self) -> None:
-        """End the warm process (its running jobs go on; their exits are then unknown to it,
-        so they are ended too rather than left unreported)."""
+        """End the warm process now (its running jobs go on; their exits are then unknown to
+        it, so they are ended too rather than left unreported)."""
         self._enter(WarmState.ENDED)
         with contextlib.suppress(OSError):
             self._sock.shutdown(2)
@@ -179,9 +190,13 @@ class WarmProcess:
                 self._answers[message.id] = message
                 self._answered.notify_all()
         elif isinstance(message, protocol.Exited):
-            job = self.jobs.pop(message.pid, None)
+            with self._answered:
+                job = self.jobs.pop(message.pid, None)
+                last = self._retired and not self.jobs
             if job is not None:
                 job.ended(message.returncode)
+            if last:
+                self.close()
 
 
 def stdio_for(output: IO[bytes]) -> tuple[list[int], int]:
