@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import socket
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -96,10 +98,25 @@ _TYPES: dict[str, type[Message]] = {
 
 
 def stamp(path: str) -> int | None:
-    """What ``Ready.watch`` holds for ``path``: its modification time in nanoseconds, None
-    when it is gone."""
+    """What ``Ready.watch`` holds for ``path``, None when it is gone: a file's modification
+    time in nanoseconds; for a folder, a digest of what an install or an upgrade changes in
+    it: the names it holds and each file's modification time. Not the folder's own time,
+    nor anything of ``__pycache__``: any interpreter that imports from the folder may write
+    its bytecode cache there (a new ``__pycache__`` changes the folder's time), which changes
+    no library."""
     try:
-        return os.stat(path).st_mtime_ns
+        info = os.stat(path)
+        if not stat.S_ISDIR(info.st_mode):
+            return info.st_mtime_ns
+        digest = hashlib.blake2b(digest_size=8)
+        with os.scandir(path) as entries:
+            for entry in sorted(entries, key=lambda entry: entry.name):
+                if entry.name == "__pycache__":
+                    continue
+                # A subfolder by its name: its own time changes with its bytecode cache.
+                mtime = 0 if entry.is_dir() else entry.stat().st_mtime_ns
+                digest.update(f"{entry.name}\0{mtime}\0".encode(errors="surrogateescape"))
+        return int.from_bytes(digest.digest(), "big")
     except OSError:
         return None
 
