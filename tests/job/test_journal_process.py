@@ -6,6 +6,7 @@ already running (the in-process API) starts one of its own, and is put back the 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,10 +16,13 @@ from typing import Any
 
 import pytest
 from quickdev.limits.journal import interposer
+from quickdev.processes import PACKAGE_DIR
 
 from tests.limits.journal.test_writers import snapshot
 
-# A Python write and a C library write, then batches until it is stopped.
+# A Python write and a C library write, then batches until it is stopped. "written" comes
+# with the first batch, after the job's step-cost check of the loader, which forks: a signal
+# that lands in fork's own hooks is dropped, a race of its own that these tests leave out.
 WRITES_THEN_TRAINS = """
 import ctypes, time
 import torch
@@ -34,12 +38,26 @@ libc.fclose.argtypes = [ctypes.c_void_p]
 stream = libc.fopen(b"train.log", b"a")
 libc.fputs(b"native line\\n", stream)
 libc.fclose(stream)
-print("written", flush=True)
 loader = DataLoader(torch.arange(100.0), batch_size=10)
+said = False
 while True:
     for batch in loader:
+        if not said:  # once the job's own check of the loader's first step is done
+            print("written", flush=True)
+            said = True
         time.sleep(0.05)
 """
+
+
+# As a script that saves its weights however its loop ends.
+WRITES_THEN_TRAINS_THEN_SAVES = (
+    "try:\n"
+    + "".join(f"    {line}\n" for line in WRITES_THEN_TRAINS.strip().splitlines())
+    + "finally:\n"
+    + "    with open('model.pt', 'wb') as f:\n"
+    + "        f.write(b'the weights of the stopped job')\n"
+    + "    print('saved on the way out', flush=True)\n"
+)
 
 
 def _library() -> str:
@@ -49,11 +67,11 @@ def _library() -> str:
     return built.library
 
 
-def _project(root: Path) -> dict[str, str]:
+def _project(root: Path, script: str = WRITES_THEN_TRAINS) -> dict[str, str]:
     root.mkdir()
     (root / "model.pt").write_bytes(b"the user's weights")
     (root / "train.log").write_text("epoch 1\n")
-    (root / "job.py").write_text(WRITES_THEN_TRAINS)
+    (root / "job.py").write_text(script)
     return snapshot(root)
 
 
@@ -84,18 +102,21 @@ def _group_gone(pgid: int, timeout_s: float) -> bool:
     return False
 
 
-def test_ctrl_c_in_a_terminal_puts_every_change_back(
-    tmp_path: Path, processes: list[subprocess.Popen[bytes]]
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "stop"])
+def test_a_signal_to_the_jobs_group_puts_every_change_back(
+    tmp_path: Path, processes: list[subprocess.Popen[bytes]], sig: signal.Signals
 ) -> None:
-    # Ctrl+C reaches every process of the terminal's foreground group: the journal process
-    # too, which once died of it, and the job's restore then failed on its closed socket.
+    # Ctrl+C in a terminal, and the editor's Stop (SIGTERM), reach every process of the
+    # job's group: the journal process too, which once died of them. Then the job's restore
+    # failed on its closed socket (Ctrl+C), or the script's save on its way out was refused.
     _library()
     root = tmp_path / "project"
-    before = _project(root)
+    before = _project(root, WRITES_THEN_TRAINS_THEN_SAVES)
     proc = _start(root, processes)
-    os.killpg(proc.pid, signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + signal.SIGINT, stderr.decode()
+    os.killpg(proc.pid, sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, stderr.decode()
+    assert b"saved on the way out" in stdout, stderr.decode()
     assert snapshot(root) == before
     assert b"Traceback" not in stderr, stderr.decode()
     assert b"changed model.pt: put back" in stderr, stderr.decode()
@@ -148,3 +169,31 @@ def test_the_in_process_api_in_an_interposed_process_starts_a_journal_process(
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith(f"passed {interposer.INTERPOSED}"), proc.stdout
     assert snapshot(root) == before
+
+
+def test_the_in_process_journal_process_writes_no_bytecode_where_the_job_would_not(
+    tmp_path: Path,
+) -> None:
+    # A new interpreter started with -I leaves PYTHONDONTWRITEBYTECODE out: it once wrote
+    # quickdev/__pycache__ into the package it ran from, a folder the warm process watches.
+    library = _library()
+    packages = tmp_path / "packages"
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(PACKAGE_DIR, packages / PACKAGE_DIR.name, ignore=ignore)
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "job.py").write_text(WRITES_THEN_TRAINS.split("loader =")[0])
+    env = {
+        **os.environ,
+        "LD_PRELOAD": library,
+        interposer.TRIED_ENV: library,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(packages),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS], cwd=root, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith(f"passed {interposer.INTERPOSED}"), proc.stdout
+    assert [str(p) for p in packages.rglob("__pycache__")] == []

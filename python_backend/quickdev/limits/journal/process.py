@@ -131,8 +131,12 @@ def _spawn() -> _Started:
 
     name, listener, ours, theirs = _sockets()
     fds = (listener.fileno(), theirs.fileno())
+    # -I leaves PYTHONDONTWRITEBYTECODE out with the rest of the environment: -B keeps the
+    # job's choice, else this interpreter writes the bytecode of our modules where the job's
+    # would not (a folder a warm process watches, a read-only install).
+    no_bytecode = ["-B"] if sys.flags.dont_write_bytecode else []
     process = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-c", _BOOT, str(_PACKAGE_ROOT), *map(str, fds)],
+        [sys.executable, "-I", "-S", *no_bytecode, "-c", _BOOT, str(_PACKAGE_ROOT), *map(str, fds)],
         pass_fds=fds, env=_not_interposed(os.environ), stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
     )  # fmt: skip

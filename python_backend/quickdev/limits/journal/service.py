@@ -197,10 +197,12 @@ def main(listen_fd: int, control_fd: int) -> None:
 
 def serve(listener: socket.socket, control: socket.socket) -> None:
     """Serve the job until it closes ``control``: its settings first, then the requests."""
-    # A terminal's Ctrl+C reaches every process in its group: the job ends its script and
-    # puts the files back, and its processes may change files until then. This process
-    # ends when the job's end of ``control`` closes, however the job ends.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A terminal's Ctrl+C and the editor's Stop (SIGTERM) reach every process in the job's
+    # group: the job ends its script (which may save on its way out) and puts the files
+    # back, and its processes may change files until then. This process ends when the
+    # job's end of ``control`` closes, however the job ends (SIGKILL of the group included).
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     settings = b""
     while b"\n" not in settings:
         data = control.recv(1 << 16)
