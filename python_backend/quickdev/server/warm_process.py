@@ -65,7 +65,7 @@ class WarmProcess:
         self.key = key  # what it was made for; another key needs another process
         self.state = WarmState.IMPORTING  # changed under _answered
         self.report: protocol.Ready | None = None  # of the last preload
-        # Path: its modification time when the warm process first imported from it.
+        # Path: its stamp (protocol.stamp) when the warm process first imported from it.
         self.watched: dict[str, int | None] = {}
         self.jobs: dict[int, WarmJob] = {}
         self._retired = False  # forks no more jobs; ends once those it forked have ended
