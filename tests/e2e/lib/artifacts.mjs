@@ -1,6 +1,6 @@
 // Where a run leaves what a person looks at afterwards: screenshots of every step, and
 // code-server's logs when a step fails. Cleared at the start of each run.
-import { cp, mkdir, readdir, rm } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -27,6 +27,24 @@ export async function copyFixtureWorkspace(toDir) {
         const runs = path.join(toDir, name, '.quickdev', 'runs');
         await cp(runs, path.join(logDir, `runs-${name}`), { recursive: true }).catch(() => {});
       }
+    },
+    /**
+     * The newest runs of each folder, each with its status and its job.log's last lines: what a failed step's
+     * message carries, as CI shows the message and not the saved logs.
+     */
+    async newestRuns(count = 3, lines = 4) {
+      const told = [];
+      for (const name of await readdir(toDir)) {
+        const runs = path.join(toDir, name, '.quickdev', 'runs');
+        const ids = (await readdir(runs).catch(() => [])).sort().slice(-count);
+        for (const id of ids) {
+          const read = (file) => readFile(path.join(runs, id, file), 'utf8').catch(() => '');
+          const status = /"status": "(\w+)"/.exec(await read('result.json'))?.[1] ?? 'no result';
+          const tail = (await read('job.log')).trimEnd().split('\n').slice(-lines);
+          told.push(`    ${name}/${id} (${status}):`, ...tail.map((line) => `      ${line}`));
+        }
+      }
+      return told.join('\n');
     },
   };
 }

@@ -29,6 +29,8 @@ export function useSession(name, settings, { pythonIn = 'user' } = {}) {
         const logs = path.join(artifactsDir, 'logs', name);
         await session.server?.saveLogs(logs).catch(() => {});
         await session.workspace?.saveRuns(logs).catch(() => {});
+        const runs = await session.workspace?.newestRuns().catch(() => '');
+        if (runs && error instanceof Error) error.message += `\n  the newest runs:\n${runs}`;
         // One failed step must not fail the ones after it.
         await session.workbench?.recover().catch(() => {});
         throw error;
