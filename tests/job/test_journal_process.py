@@ -20,9 +20,8 @@ from quickdev.processes import PACKAGE_DIR
 
 from tests.limits.journal.test_writers import snapshot
 
-# A Python write and a C library write, then batches until it is stopped. "written" comes
-# with the first batch, after the job's step-cost check of the loader, which forks: a signal
-# that lands in fork's own hooks is dropped, a race of its own that these tests leave out.
+# A Python write and a C library write, then batches until it is stopped; "written" once the
+# first batch is in hand (a signal during the job's fork at that batch: test_signals.py).
 WRITES_THEN_TRAINS = """
 import ctypes, time
 import torch

@@ -13,7 +13,12 @@ from pathlib import Path
 from types import FrameType
 
 import pytest
-from quickdev.job.signals import JobKilled, install_kill_handlers, install_timeout_alarm
+from quickdev.job.signals import (
+    JobKilled,
+    fork_holding_stops,
+    install_kill_handlers,
+    install_timeout_alarm,
+)
 from quickdev.limits import stop_delivery
 from quickdev.limits.budget import StopJob
 from quickdev.limits.loops.library import tracing_free
@@ -98,6 +103,36 @@ def test_a_kill_signal_becomes_job_killed_and_undo_restores_the_handlers() -> No
     assert killed.value.signum == signal.SIGTERM
     assert str(killed.value) == "SIGTERM"
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_kill_signal_during_a_fork_stops_the_job_once_fork_returns(signum: int) -> None:
+    # Python runs the handler inside fork's own hooks (logging's, here), where an exception
+    # is printed and dropped: a Ctrl+C that came while the job forked (its step-cost check
+    # does, at a loader's first batch) was lost. The signal is sent from a hook of fork's
+    # own, the moment it can only land inside the fork.
+    armed = [True]
+
+    def signal_inside_fork() -> None:
+        if armed and armed.pop():
+            os.kill(os.getpid(), signum)
+
+    os.register_at_fork(before=signal_inside_fork)  # one-shot: hooks cannot be removed
+    patcher = Patcher()
+    install_kill_handlers(patcher)
+    pid = 0
+    try:
+        with pytest.raises(JobKilled) as killed:
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            time.sleep(5)  # the signal lost: no stop comes
+    finally:
+        armed.clear()
+        patcher.undo_all()
+    assert killed.value.signum == signum
+    assert killed.traceback[-1].name == "fork_holding_stops"  # as fork returned
+    assert os.fork is not fork_holding_stops  # the job's undo puts os.fork back
 
 
 needs_a_free_trace = pytest.mark.skipif(

@@ -49,7 +49,8 @@ def install_timeout_alarm(budget: Budget, patcher: Patcher) -> None:
         return
 
     def on_alarm(signum: int, frame: FrameType | None) -> None:
-        stop_delivery.raise_where_safe(StopJob(TIMEOUT), frame)
+        if not _held_during_fork(StopJob(TIMEOUT)):
+            stop_delivery.raise_where_safe(StopJob(TIMEOUT), frame)
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     # An alarm already set (pytest-timeout, the user's own) is put back afterwards,
@@ -144,9 +145,48 @@ def install_kill_handlers(patcher: Patcher) -> None:
         return
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        raise JobKilled(signum, _own_reasons.pop(signum, None))
+        killed = JobKilled(signum, _own_reasons.pop(signum, None))
+        if not _held_during_fork(killed):
+            raise killed
 
     install_signal_handler(patcher, (signal.SIGTERM, signal.SIGINT), on_signal)
+    patcher.set(os, "fork", fork_holding_stops)
+
+
+# Inside os.fork, Python runs a signal's handler in fork's own hooks (logging's lock
+# release among them), where an exception is printed and dropped ("Exception ignored in"):
+# a Ctrl+C during the step-cost check's fork was lost, and logging's lock left held. While
+# the main thread forks, a stop waits; it is raised in the parent once fork has returned.
+_real_fork = os.fork
+_forking = False
+_held: BaseException | None = None
+
+
+def fork_holding_stops() -> int:
+    """``os.fork`` for the job's duration: a stop signalled during it is raised as it returns,
+    in the parent (a child starts with no signal of its parent's pending)."""
+    global _forking, _held
+    if not _in_main_thread():  # the handlers run in the main thread, not in this fork
+        return _real_fork()
+    pid = -1  # the fork failed: the stop is raised all the same
+    _forking = True
+    try:
+        pid = _real_fork()
+    finally:
+        _forking = False
+        held, _held = _held, None
+        if held is not None and pid != 0:
+            raise held
+    return pid
+
+
+def _held_during_fork(stop: BaseException) -> bool:
+    """Whether ``stop`` waits for the fork in progress to return (the first one only)."""
+    global _held
+    if not _forking:
+        return False
+    _held = _held or stop
+    return True
 
 
 def install_signal_handler(
