@@ -150,6 +150,18 @@ print(result.status, result.file_safety.writers)
 """
 
 
+def _run_in_process_interposed(root: Path, library: str, **env: str) -> None:
+    """``IN_PROCESS`` in ``root``, in a process with the interposer loaded and ``env`` set;
+    the job passed with the interposer's journal."""
+    environ = {**os.environ, "LD_PRELOAD": library, interposer.TRIED_ENV: library, **env}
+    proc = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS], cwd=root, env=environ, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith(f"passed {interposer.INTERPOSED}"), proc.stdout
+
+
 def test_the_in_process_api_in_an_interposed_process_starts_a_journal_process(
     tmp_path: Path,
 ) -> None:
@@ -160,13 +172,7 @@ def test_the_in_process_api_in_an_interposed_process_starts_a_journal_process(
     (root / "train.log").write_text("epoch 1\n")
     (root / "job.py").write_text(WRITES_THEN_TRAINS.split("loader =")[0])
     before = snapshot(root)
-    env = {**os.environ, "LD_PRELOAD": library, interposer.TRIED_ENV: library}
-    proc = subprocess.run(
-        [sys.executable, "-c", IN_PROCESS], cwd=root, env=env, capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().endswith(f"passed {interposer.INTERPOSED}"), proc.stdout
+    _run_in_process_interposed(root, library)
     assert snapshot(root) == before
 
 
@@ -182,17 +188,5 @@ def test_the_in_process_journal_process_writes_no_bytecode_where_the_job_would_n
     root = tmp_path / "project"
     root.mkdir()
     (root / "job.py").write_text(WRITES_THEN_TRAINS.split("loader =")[0])
-    env = {
-        **os.environ,
-        "LD_PRELOAD": library,
-        interposer.TRIED_ENV: library,
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPATH": str(packages),
-    }
-    proc = subprocess.run(
-        [sys.executable, "-c", IN_PROCESS], cwd=root, env=env, capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().endswith(f"passed {interposer.INTERPOSED}"), proc.stdout
+    _run_in_process_interposed(root, library, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(packages))
     assert [str(p) for p in packages.rglob("__pycache__")] == []
